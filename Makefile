@@ -1,0 +1,46 @@
+# The two commands: `make serve` runs the service, `make test` runs every test.
+# Both create .venv on first use from nothing but Python 3.11 and the package registries.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: install serve test lint typecheck pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# torch goes in first, pinned, with pip: pip takes the CPU wheel that lies on disk, while an unpinned
+# torch pulled in by ms-swift would download a multi-GB CUDA build.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+serve: install
+	@$(BIN)/rewardkit list
+	@echo "The scoring service (POST /score) is coming with the service issue; until then the rewards above"
+	@echo "are available in-process: 'rewardkit score --func countdown INPUT.jsonl'."
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+pytest: install
+	$(BIN)/pytest
+
+test: lint typecheck pytest
+
+bench: install
+	$(BIN)/python bench/text_rewards.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

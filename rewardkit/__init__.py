@@ -1,0 +1,45 @@
+"""rewardkit: pure, batched reward functions for RL fine-tuning of LLMs.
+
+Every reward follows one contract, ``reward(completions, **columns) -> list[float | None]``, and lives in
+one registry that the CLI, the scoring service and the ms-swift plugin all read.
+
+>>> import rewardkit
+>>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
+[1.0, 0.0]
+>>> sorted(info.name for info in rewardkit.list_rewards())[:3]
+['countdown', 'format', 'r1v_acc']
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from rewardkit import registry
+from rewardkit.core import ColumnError, Reward, RewardError, Scored, Verdict
+from rewardkit.engine import BatchResult, FuncSpec, score_batch
+from rewardkit.registry import RewardInfo, UnknownRewardError, get, list_rewards, register
+from rewardkit.rewards import countdown, format_tags, r1v_accuracy
+
+try:
+    __version__ = version("rewardkit")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0.0.0"
+
+__all__ = [
+    "BatchResult",
+    "ColumnError",
+    "FuncSpec",
+    "Reward",
+    "RewardError",
+    "RewardInfo",
+    "Scored",
+    "UnknownRewardError",
+    "Verdict",
+    "__version__",
+    "countdown",
+    "format_tags",
+    "get",
+    "list_rewards",
+    "r1v_accuracy",
+    "register",
+    "registry",
+    "score_batch",
+]

@@ -1,0 +1,306 @@
+"""The ``rewardkit`` command: list rewards, score a JSONL file, check golden files."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from rewardkit import __version__
+from rewardkit.core import RewardError
+from rewardkit.engine import FuncSpec, resolve, score_batch
+from rewardkit.registry import list_rewards
+from rewardkit.testing import CaseResult, GoldenCase, GoldenFileError, iter_golden_files, load_golden
+
+__all__ = ["app", "main", "parse_func_spec"]
+
+app = typer.Typer(
+    name="rewardkit",
+    help="Reward functions for RL fine-tuning of LLMs: list them, score JSONL files, check golden files.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+err = Console(stderr=True)
+PROGRESS_MIN_BYTES = 1 << 20  # show a progress bar from 1 MiB of input
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rewardkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """rewardkit: one library of pure, batched reward functions."""
+
+
+def _split_top_level(text: str, sep: str) -> list[str]:
+    """Split on ``sep`` outside brackets and quotes (so ``tags=["a","b"]`` stays whole)."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def _param_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw  # a bare word is a string
+
+
+def parse_func_spec(text: str) -> FuncSpec:
+    """Parse ``NAME[:k=v,...]``; values are JSON (``0.1``, ``true``, ``["a","b"]``) or bare strings.
+
+    >>> parse_func_spec('format:tags=["think","answer"],think_prefilled=true')
+    FuncSpec(name='format', params={'tags': ['think', 'answer'], 'think_prefilled': True}, weight=1.0)
+    """
+    name, _, rest = text.partition(":")
+    params: dict[str, Any] = {}
+    if rest.strip():
+        for item in _split_top_level(rest, ","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise RewardError(f"bad --func {text!r}: expected NAME:key=value,... (got {item!r})")
+            params[key.strip()] = _param_value(value.strip())
+    return FuncSpec(name.strip(), params)
+
+
+@app.command("list")
+def list_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the registered rewards: name, columns, parameters and description."""
+    infos = list_rewards()
+    if as_json:
+        typer.echo(json.dumps([i.as_dict() for i in infos], indent=2))
+        return
+    table = Table(title="rewardkit rewards")
+    for column in ("name", "columns", "params (defaults)", "description"):
+        table.add_column(column, overflow="fold")
+    for i in infos:
+        cols = ", ".join(i.columns) + (
+            f" (+ optional {', '.join(i.optional_columns)})" if i.optional_columns else ""
+        )
+        params = ", ".join(f"{k}={json.dumps(v, default=list)}" for k, v in i.params.items())
+        table.add_row(i.name, cols or "-", params or "-", i.description)
+    Console().print(table)
+
+
+def _dump(row: dict[str, Any]) -> str:
+    """One JSON line; rows holding lone surrogates (invalid UTF-8 from a model) are written escaped."""
+    line = json.dumps(row, ensure_ascii=False, default=str)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(row, ensure_ascii=True, default=str)
+    return line
+
+
+def _read_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, dict[str, Any], int]]:
+    for number, line in enumerate(handle, start=1):
+        size = len(line.encode("utf-8", "replace"))
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise GoldenFileError(path, number, f"not valid JSON ({exc})") from None
+        if not isinstance(row, dict) or "completion" not in row:
+            raise GoldenFileError(path, number, "each line must be a JSON object with a 'completion' field")
+        yield number, row, size
+
+
+def _chunks(
+    rows: Iterator[tuple[int, dict[str, Any], int]], size: int
+) -> Iterator[tuple[list[dict[str, Any]], int]]:
+    chunk: list[dict[str, Any]] = []
+    nbytes = 0
+    for _, row, row_bytes in rows:
+        chunk.append(row)
+        nbytes += row_bytes
+        if len(chunk) >= size:
+            yield chunk, nbytes
+            chunk, nbytes = [], 0
+    if chunk:
+        yield chunk, nbytes
+
+
+class _Summary:
+    """Running per-func statistics: mean, std, share of None, items with a reason."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.stats = {k: {"n": 0, "none": 0, "sum": 0.0, "sumsq": 0.0} for k in keys}
+        self.reasons: dict[str, Counter[str]] = {k: Counter() for k in keys}
+
+    def add(self, key: str, values: list[float | None], reasons: list[str | None] | None) -> None:
+        s = self.stats[key]
+        for v in values:
+            s["n"] += 1
+            if v is None:
+                s["none"] += 1
+            else:
+                s["sum"] += v
+                s["sumsq"] += v * v
+        if reasons:
+            self.reasons[key].update(r for r in reasons if r is not None)
+
+    def table(self, rows: int) -> Table:
+        table = Table(title=f"{rows} completions scored")
+        for column in ("func", "mean", "std", "None", "with reason", "top reason"):
+            table.add_column(column)
+        for key, s in self.stats.items():
+            count = s["n"] - s["none"]
+            mean = s["sum"] / count if count else math.nan
+            var = max(s["sumsq"] / count - mean * mean, 0.0) if count else math.nan
+            top = self.reasons[key].most_common(1)
+            table.add_row(
+                key,
+                f"{mean:.4f}",
+                f"{math.sqrt(var):.4f}",
+                f"{s['none'] / s['n']:.1%}" if s["n"] else "-",
+                str(sum(self.reasons[key].values())),
+                f"{top[0][0]} ({top[0][1]})" if top else "-",
+            )
+        return table
+
+
+@app.command("score")
+def score_command(
+    input_file: Annotated[Path, typer.Argument(help="JSONL: 'completion' plus column fields on each line.")],
+    func: Annotated[
+        list[str],
+        typer.Option("--func", "-f", help="NAME[:key=value,...]; repeat for several rewards."),
+    ],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write scored JSONL here (default: stdout).")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Rows scored per batch.")] = 1024,
+) -> None:
+    """Score a JSONL file with one or more rewards; write each row with 'scores' and the summed 'reward'."""
+    try:
+        specs = [parse_func_spec(f) for f in func]
+        keys = [key for key, _, _ in resolve(specs)]
+    except RewardError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    try:
+        handle = input_file.open(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        err.print(f"[red]error:[/red] cannot read {input_file}: {exc}")
+        raise typer.Exit(2) from None
+    out = output.open("w", encoding="utf-8") if output else sys.stdout
+    summary = _Summary(keys)
+    total = 0
+    show = err.is_terminal and input_file.stat().st_size >= PROGRESS_MIN_BYTES
+    progress = Progress(
+        TextColumn("scoring"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=not show,
+        transient=True,
+    )
+    try:
+        with handle, progress:
+            task = progress.add_task("score", total=input_file.stat().st_size)
+            for chunk, nbytes in _chunks(_read_rows(input_file, handle), batch_size):
+                columns: dict[str, list[Any]] = {}
+                for name in {k for row in chunk for k in row} - {"completion"}:
+                    columns[name] = [row.get(name) for row in chunk]
+                result = score_batch(specs, [row["completion"] for row in chunk], columns)
+                for key in keys:
+                    summary.add(key, result.scores[key], result.errors.get(key))
+                for i, row in enumerate(chunk):
+                    row["scores"] = {key: result.scores[key][i] for key in keys}
+                    row["reward"] = result.rewards[i]
+                    errors = {key: r[i] for key, r in result.errors.items() if r[i] is not None}
+                    if errors:
+                        row["errors"] = errors
+                    out.write(_dump(row) + "\n")
+                total += len(chunk)
+                progress.advance(task, nbytes)
+    except (GoldenFileError, RewardError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    finally:
+        if output:
+            out.close()
+    err.print(summary.table(total))
+
+
+def _fmt(value: float | None) -> str:
+    return "null" if value is None else f"{value:g}"
+
+
+@app.command("check")
+def check_command(
+    paths: Annotated[list[Path], typer.Argument(help="Golden JSONL files, or folders holding them.")],
+) -> None:
+    """Run golden-completion files; exit 1 on any failure, 2 on an unreadable file or unknown func."""
+    cases: list[GoldenCase] = []
+    try:
+        files = list(iter_golden_files(paths))
+        for file in files:
+            cases.extend(load_golden(file))
+    except GoldenFileError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if not cases:
+        err.print(f"[red]error:[/red] no golden cases found in {', '.join(map(str, paths))}")
+        raise typer.Exit(2)
+    failures: list[tuple[GoldenCase, CaseResult]] = []
+    for case in cases:
+        result = case.run()
+        if not result.passed:
+            failures.append((case, result))
+    console = Console()
+    if failures:
+        table = Table(title="golden failures")
+        for column in ("where", "func", "note", "expected", "got"):
+            table.add_column(column, overflow="fold")
+        for case, result in failures:
+            got = result.error or f"{_fmt(result.got)}" + (f" ({result.reason})" if result.reason else "")
+            table.add_row(case.location, case.func, case.note, _fmt(case.expected), got)
+        console.print(table)
+    passed = len(cases) - len(failures)
+    style = "red" if failures else "green"
+    console.print(f"[{style}]golden: {passed} passed, {len(failures)} failed[/{style}] ({len(files)} files)")
+    if failures:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point of the ``rewardkit`` script."""
+    app()

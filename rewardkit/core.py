@@ -1,0 +1,273 @@
+"""The reward contract: completions in, one value (and one reason) per completion out.
+
+A reward is called as ``reward(completions, **columns) -> list[float | None]``:
+
+* ``completions`` is a list of strings, or of chat message lists
+  (``[{"role": "assistant", "content": "..."}]``; the last assistant message counts);
+* every column is a list aligned with ``completions``; unknown columns are ignored;
+* ``None`` means "not applicable to this sample" (trainers skip it).
+
+:meth:`Reward.score_detailed` returns the same values plus a reason per item, so that callers (the CLI,
+the service) can say *why* a sample got what it got. One bad sample never fails the batch: it gets its
+reward's defined value and a reason.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+__all__ = [
+    "ColumnError",
+    "Completion",
+    "Reward",
+    "RewardError",
+    "ItemReward",
+    "Scored",
+    "Verdict",
+    "completion_text",
+]
+
+logger = logging.getLogger("rewardkit")
+
+#: A completion as trainers pass it: plain text, or a list of chat messages.
+Completion = str | Sequence[Mapping[str, Any]]
+
+
+class RewardError(ValueError):
+    """A reward was misused or misbehaved (bad parameters, a user reward returning the wrong length)."""
+
+
+class ColumnError(RewardError):
+    """A required column is missing, or a column is not aligned with the completions."""
+
+
+class Verdict(NamedTuple):
+    """One item's result: the value, and a short machine-readable reason when it was not judged normally.
+
+    ``reason`` is ``None`` when the answer was read and compared on its merits; otherwise a code such as
+    ``no_answer``, ``invalid_expression`` or ``invalid_target`` that says what stopped a normal judgement.
+    """
+
+    value: float | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A batch result: ``values[i]`` and ``reasons[i]`` belong to completion ``i``."""
+
+    values: list[float | None]
+    reasons: list[str | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.reasons:
+            object.__setattr__(self, "reasons", [None] * len(self.values))
+        if len(self.reasons) != len(self.values):
+            raise RewardError(f"{len(self.values)} values but {len(self.reasons)} reasons")
+
+    @property
+    def has_reasons(self) -> bool:
+        """True when at least one item carries a reason."""
+        return any(r is not None for r in self.reasons)
+
+
+def completion_text(completion: object) -> str | None:
+    """The text a reward judges: the string itself, or the last assistant message's content.
+
+    Message content may be a string or a list of OpenAI-style parts (their ``text`` parts are joined).
+    Returns ``None`` for anything that is not a completion, so the caller can give it a defined reward.
+
+    >>> completion_text("<answer>3</answer>")
+    '<answer>3</answer>'
+    >>> completion_text([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "4"}])
+    '4'
+    >>> completion_text(42) is None
+    True
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and not isinstance(completion, bytes | bytearray):
+        messages = [m for m in completion if isinstance(m, Mapping)]
+        if len(messages) != len(completion) or not messages:
+            return None
+        assistant = [m for m in messages if m.get("role") == "assistant"]
+        if not assistant:
+            return None
+        return _content_text(assistant[-1].get("content"))
+    return None
+
+
+def _content_text(content: object) -> str | None:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "".join(parts)
+    return None
+
+
+def as_column(name: str, value: object, n: int, reward: str) -> list[Any]:
+    """Turn a column into a list of ``n`` items, or raise :class:`ColumnError` naming what is wrong."""
+    if hasattr(value, "tolist") and not isinstance(value, list | tuple):
+        value = value.tolist()  # numpy arrays, torch tensors
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise ColumnError(
+            f"reward {reward!r}: column {name!r} must be a list with one value per completion "
+            f"({n} completions), got {type(value).__name__}"
+        )
+    if len(value) != n:
+        raise ColumnError(
+            f"reward {reward!r}: column {name!r} has {len(value)} values but there are {n} completions"
+        )
+    return list(value)
+
+
+def _normalise(value: object, reward: str, index: int) -> Verdict:
+    """Check what a reward produced for one item and turn it into a :class:`Verdict`."""
+    reason = None
+    if isinstance(value, Verdict):
+        value, reason = value
+    if value is None:
+        return Verdict(None, reason)
+    if isinstance(value, bool | int | float) or hasattr(value, "__float__"):
+        number = float(value)
+        if not math.isfinite(number):
+            return Verdict(None, "non_finite")
+        return Verdict(number, reason)
+    raise RewardError(
+        f"reward {reward!r} returned {type(value).__name__} for item {index}; expected a float or None"
+    )
+
+
+class Reward(abc.ABC):
+    """Base class of every reward: the contract, column checks and per-item reasons.
+
+    Subclasses set ``columns`` (required) and ``optional_columns`` through :func:`rewardkit.register` and
+    implement :meth:`_score`. Instances are plain callables with a stable ``__name__`` (the registry name),
+    so they pickle, log and plug into trainers as they are.
+    """
+
+    name: ClassVar[str] = ""
+    columns: ClassVar[tuple[str, ...]] = ()
+    optional_columns: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def __name__(self) -> str:
+        return self.reward_name
+
+    @property
+    def reward_name(self) -> str:
+        """The registry name of this reward."""
+        return self.name or type(self).__qualname__
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return self.columns
+
+    @property
+    def accepted_columns(self) -> tuple[str, ...]:
+        return self.required_columns + self.optional
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        return self.optional_columns
+
+    def __call__(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
+        """Score a batch: one value per completion (``None``: not applicable)."""
+        return self.score_detailed(completions, **columns).values
+
+    def score_detailed(
+        self, completions: Sequence[Completion], *, raise_on_error: bool = False, **columns: Any
+    ) -> Scored:
+        """Score a batch and say why: values plus a reason per item.
+
+        Raises :class:`ColumnError` for a missing or misaligned column. An exception while judging one item
+        gives that item ``0.0`` with the reason ``internal_error:<type>`` (or is raised with
+        ``raise_on_error=True``, for tests).
+        """
+        if isinstance(completions, str | bytes) or not isinstance(completions, Sequence):
+            raise RewardError(
+                f"reward {self.reward_name!r}: completions must be a list, got {type(completions).__name__}"
+            )
+        n = len(completions)
+        bound: dict[str, list[Any]] = {}
+        for name in self.required_columns:
+            if name not in columns:
+                given = ", ".join(sorted(columns)) or "none"
+                raise ColumnError(
+                    f"reward {self.reward_name!r}: required column {name!r} is missing "
+                    f"(expected a list of {n} values, one per completion; columns given: {given})"
+                )
+            bound[name] = as_column(name, columns[name], n, self.reward_name)
+        for name in self.optional:  # bound only when given, so the reward's defaults apply
+            if columns.get(name) is not None:
+                bound[name] = as_column(name, columns[name], n, self.reward_name)
+        verdicts = self._score(completions, bound, raise_on_error)
+        if len(verdicts) != n:
+            raise RewardError(
+                f"reward {self.reward_name!r} returned {len(verdicts)} values for {n} completions"
+            )
+        normalised = [_normalise(v, self.reward_name, i) for i, v in enumerate(verdicts)]
+        return Scored([v.value for v in normalised], [v.reason for v in normalised])
+
+    @abc.abstractmethod
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> Sequence[Verdict | float | None]:
+        """Judge a batch whose columns are checked and aligned."""
+
+    def params(self) -> dict[str, Any]:
+        """The parameters this instance was configured with."""
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"<reward {self.reward_name}({args})>"
+
+
+class ItemReward(Reward):
+    """A reward judged one completion at a time: implement :meth:`score_one`.
+
+    ``score_one`` receives the completion's text and that item's column values as keyword arguments. A
+    completion that is not text or chat messages gets ``0.0`` with the reason ``invalid_completion``.
+    """
+
+    @abc.abstractmethod
+    def score_one(self, text: str, **row: Any) -> Verdict:
+        """Judge one completion."""
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Verdict]:
+        names = list(columns)
+        values = [columns[name] for name in names]
+        out: list[Verdict] = []
+        logged = False
+        for i, completion in enumerate(completions):
+            text = completion_text(completion)
+            if text is None:
+                out.append(Verdict(0.0, "invalid_completion"))
+                continue
+            row = {name: column[i] for name, column in zip(names, values, strict=True)}
+            try:
+                out.append(self.score_one(text, **row))
+            except Exception as exc:
+                if raise_on_error:
+                    raise
+                if not logged:  # once per batch: a systematic bug would otherwise flood the log
+                    logger.warning("reward %s failed on item %d", self.reward_name, i, exc_info=True)
+                    logged = True
+                out.append(Verdict(0.0, f"internal_error:{type(exc).__name__}"))
+        return out

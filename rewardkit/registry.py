@@ -1,0 +1,350 @@
+"""One registry of rewards, read by every adapter (Python API, CLI, service, ms-swift plugin).
+
+Register a plain function with the reward contract, or a :class:`~rewardkit.core.Reward` subclass:
+
+>>> import rewardkit
+>>> @rewardkit.register("length_penalty", columns=[])
+... def length_penalty(completions, *, limit: int = 100, **kwargs):
+...     '''Penalise completions longer than ``limit`` characters.'''
+...     return [0.0 if len(c) <= limit else -1.0 for c in completions]
+>>> reward = rewardkit.get("length_penalty", limit=3)
+>>> reward.__name__, reward(["abc", "abcd"])
+('length_penalty', [0.0, -1.0])
+>>> rewardkit.registry.unregister("length_penalty")
+
+Third-party packages add rewards through the entry-point group ``rewardkit.rewards``: the entry point names
+a module (whose ``@register`` decorators run on import) or a function or ``Reward`` subclass, which is then
+registered under the entry point's name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, TypeVar, cast
+
+from rewardkit.core import Completion, Reward, RewardError, Verdict
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FunctionReward",
+    "RewardInfo",
+    "UnknownRewardError",
+    "get",
+    "info",
+    "list_rewards",
+    "register",
+    "unregister",
+]
+
+ENTRY_POINT_GROUP = "rewardkit.rewards"
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
+
+T = TypeVar("T")
+
+
+class UnknownRewardError(RewardError):
+    """No reward is registered under the requested name."""
+
+
+@dataclass(frozen=True)
+class RewardInfo:
+    """What the registry knows about one reward."""
+
+    name: str
+    columns: tuple[str, ...]
+    optional_columns: tuple[str, ...]
+    params: Mapping[str, Any]
+    description: str
+    source: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly view (what ``rewardkit list --json`` and ``GET /rewards`` show)."""
+        return {
+            "name": self.name,
+            "columns": list(self.columns),
+            "optional_columns": list(self.optional_columns),
+            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "description": self.description,
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class _Entry:
+    info: RewardInfo
+    factory: Callable[..., Reward]
+
+
+_registry: dict[str, _Entry] = {}
+_lock = threading.RLock()
+_entry_points_loaded = False
+
+
+def _first_line(doc: str | None) -> str:
+    for line in inspect.cleandoc(doc or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+class FunctionReward(Reward):
+    """A registered plain function, bound to its parameters. Picklable when the function is importable."""
+
+    def __init__(self, func: Callable[..., Sequence[float | None]], name: str, **params: Any) -> None:
+        self._func = func
+        self._name = name
+        self._params = params
+        self._columns: tuple[str, ...] = getattr(func, "__rewardkit_columns__", ())
+        self._optional: tuple[str, ...] = getattr(func, "__rewardkit_optional_columns__", ())
+
+    @property
+    def reward_name(self) -> str:
+        return self._name
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return self._columns
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        return self._optional
+
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> Sequence[Verdict | float | None]:
+        # Column checks already ran; the function sees the caller's completions untouched (the contract).
+        result = self._func(list(completions), **columns, **self._params)
+        if isinstance(result, str | bytes) or not isinstance(result, Sequence):
+            raise RewardError(f"reward {self._name!r} returned {type(result).__name__}, expected a list")
+        return list(result)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_function_reward, (self._func, self._name, self._params))
+
+
+def _rebuild_function_reward(func: Callable[..., Any], name: str, params: dict[str, Any]) -> FunctionReward:
+    return FunctionReward(func, name, **params)
+
+
+def _function_signature(
+    name: str, func: Callable[..., Any], columns: Sequence[str] | None
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Check a function against the contract; return (required columns, parameters with defaults)."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cannot register {name!r}: its signature cannot be read ({exc})") from None
+    params = list(sig.parameters.values())
+    if not any(p.kind is p.VAR_KEYWORD for p in params):
+        raise ValueError(
+            f"cannot register {name!r}: a reward must accept **kwargs (trainers pass extra columns); "
+            f"signature is {func.__name__}{sig}"
+        )
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise ValueError(f"cannot register {name!r}: the first parameter must take the completions")
+    rest = [p for p in params[1:] if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    required = [p.name for p in rest if p.default is p.empty]
+    if columns is None:
+        columns = required
+    missing = [r for r in required if r not in columns]
+    if missing:
+        raise ValueError(
+            f"cannot register {name!r}: parameter(s) {', '.join(missing)} have no default and are not "
+            f"declared columns (columns={list(columns)})"
+        )
+    defaults = {p.name: p.default for p in rest if p.default is not p.empty and p.name not in columns}
+    return tuple(columns), defaults
+
+
+def _class_params(cls: type[Reward]) -> dict[str, Any]:
+    if dataclasses.is_dataclass(cast(Any, cls)):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(cast(Any, cls)):
+            if not f.init:
+                continue
+            if f.default is not dataclasses.MISSING:
+                out[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                out[f.name] = f.default_factory()
+            else:
+                raise ValueError(f"cannot register {cls.__name__}: parameter {f.name!r} needs a default")
+        return out
+    sig = inspect.signature(cls)
+    return {p.name: p.default for p in sig.parameters.values() if p.default is not p.empty}
+
+
+def register(
+    name: str,
+    *,
+    columns: Sequence[str] | None = None,
+    optional_columns: Sequence[str] = (),
+    description: str | None = None,
+) -> Callable[[T], T]:
+    """Register a reward under ``name``; use as a decorator. Returns the object unchanged.
+
+    Args:
+        name: the registry name (letters, digits, ``_ . -``; starts with a letter).
+        columns: the required dataset columns. For a function, ``None`` means the parameters after
+            ``completions`` that have no default.
+        optional_columns: columns used when present.
+        description: one line for listings; defaults to the docstring's first line.
+
+    Raises:
+        ValueError: duplicate name, bad name, or a callable that breaks the contract (no ``**kwargs``,
+            a required parameter that is not a column).
+    """
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(
+            f"invalid reward name {name!r}: use letters, digits, '_', '.', '-' and start with a letter"
+        )
+
+    def decorator(obj: T) -> T:
+        if inspect.isclass(obj):
+            if not issubclass(obj, Reward):
+                raise ValueError(f"cannot register {name!r}: {obj.__name__} is not a rewardkit.Reward")
+            cls_columns = tuple(columns if columns is not None else obj.columns)
+            obj.name = name
+            obj.columns = cls_columns
+            obj.optional_columns = tuple(optional_columns) or obj.optional_columns
+            params = _class_params(obj)
+            factory: Callable[..., Reward] = obj
+            doc = obj.__doc__
+            info = RewardInfo(
+                name, cls_columns, obj.optional_columns, params, description or _first_line(doc), _source(obj)
+            )
+        elif callable(obj):
+            func_columns, params = _function_signature(name, obj, columns)
+            opt = tuple(optional_columns)
+            obj.__rewardkit_columns__ = func_columns  # type: ignore[attr-defined]
+            obj.__rewardkit_optional_columns__ = opt  # type: ignore[attr-defined]
+            func = obj
+
+            def factory(**kw: Any) -> Reward:
+                return FunctionReward(func, name, **kw)
+
+            info = RewardInfo(
+                name, func_columns, opt, params, description or _first_line(obj.__doc__), _source(obj)
+            )
+        else:
+            raise ValueError(f"cannot register {name!r}: {obj!r} is neither a function nor a Reward class")
+        with _lock:
+            if name in _registry:
+                raise ValueError(
+                    f"a reward named {name!r} is already registered (from {_registry[name].info.source}); "
+                    "pick another name or unregister it first"
+                )
+            _registry[name] = _Entry(info, factory)
+        return obj
+
+    return decorator
+
+
+def _source(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def unregister(name: str) -> None:
+    """Remove a reward from the registry (tests, notebooks); unknown names raise UnknownRewardError."""
+    with _lock:
+        if name not in _registry:
+            raise UnknownRewardError(_unknown_message(name))
+        del _registry[name]
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    with _lock:
+        if _entry_points_loaded:
+            return
+        _entry_points_loaded = True
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                obj = ep.load()
+                if ep.name in _registry or inspect.ismodule(obj):
+                    continue
+                if callable(obj):
+                    register(ep.name)(obj)
+            except Exception as exc:  # a broken plugin must not take the built-ins down with it
+                warnings.warn(
+                    f"rewardkit: could not load reward plugin {ep.name!r} ({ep.value}): {exc}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+
+def reload_entry_points() -> None:
+    """Look at the ``rewardkit.rewards`` entry points again (after installing a plugin at run time)."""
+    global _entry_points_loaded
+    with _lock:
+        _entry_points_loaded = False
+    _load_entry_points()
+
+
+def _unknown_message(name: str) -> str:
+    known = ", ".join(sorted(_registry)) or "none"
+    return f"unknown reward {name!r}; registered rewards: {known}"
+
+
+def _entry(name: str) -> _Entry:
+    _load_entry_points()
+    with _lock:
+        entry = _registry.get(name)
+    if entry is None:
+        raise UnknownRewardError(_unknown_message(name))
+    return entry
+
+
+def info(name: str) -> RewardInfo:
+    """The registry's description of one reward."""
+    return _entry(name).info
+
+
+def get(name: str, **params: Any) -> Reward:
+    """A configured reward: a callable with the reward contract whose ``__name__`` is ``name``.
+
+    Raises:
+        UnknownRewardError: no such reward (the message lists the registered ones).
+        RewardError: an unknown parameter or a bad parameter value (both are ``ValueError``).
+
+    >>> import rewardkit
+    >>> rewardkit.get("countdown", format_score=0.1).__name__
+    'countdown'
+    >>> rewardkit.get("countdown", format_score=7)
+    Traceback (most recent call last):
+    ...
+    rewardkit.core.RewardError: countdown: format_score must be a number in [0, 1], got 7
+    """
+    entry = _entry(name)
+    unknown = sorted(set(params) - set(entry.info.params))
+    if unknown:
+        allowed = ", ".join(sorted(entry.info.params)) or "none"
+        raise RewardError(f"reward {name!r} has no parameter(s) {', '.join(unknown)}; parameters: {allowed}")
+    try:
+        return entry.factory(**params)
+    except RewardError:
+        raise
+    except ValueError as exc:  # the reward's own validation; one exception type for every adapter
+        raise RewardError(str(exc)) from exc
+    except TypeError as exc:
+        raise RewardError(f"reward {name!r}: bad parameters: {exc}") from None
+
+
+def list_rewards() -> list[RewardInfo]:
+    """Every registered reward, sorted by name."""
+    _load_entry_points()
+    with _lock:
+        return [_registry[k].info for k in sorted(_registry)]

@@ -1,0 +1,118 @@
+"""R1-V visual counting accuracy: the last ``<answer>`` holds the count.
+
+Fixes R1-V's own rule, which fell back to searching the whole completion (``<answer>4</answer> Actually
+it is 5`` scored 1.0 against gold 5) and took any digit it found (``3 or 4`` matched gold 3).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from rewardkit.core import Completion, ItemReward, Verdict
+from rewardkit.extract import last_tag_block
+from rewardkit.registry import register
+
+__all__ = ["R1VAccuracy", "extract_numbers", "parse_gold", "r1v_accuracy"]
+
+_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty"
+).split()
+_WORD_VALUE = {w: i for i, w in enumerate(_WORDS)}
+_NUMBER = re.compile(r"(-?)(\d+(?:\.\d+)?)|\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
+_WHOLE = re.compile(r"[+-]?\d+(?:\.0*)?")
+_SIGN_CONTEXT = " \t\n$({[="  # a '-' right after one of these (or at the start) is a sign
+
+
+def extract_numbers(text: str) -> set[Fraction]:
+    """The distinct numbers in ``text``: digits (``3``, ``3.0``, ``-2``) and English words zero to twenty.
+
+    >>> sorted(extract_numbers("There are $3$ (three) cubes."))
+    [Fraction(3, 1)]
+    >>> sorted(extract_numbers("between 2 and 5"))
+    [Fraction(2, 1), Fraction(5, 1)]
+    """
+    found: set[Fraction] = set()
+    for match in _NUMBER.finditer(text):
+        sign, digits, word = match.groups()
+        if word is not None:
+            found.add(Fraction(_WORD_VALUE[word.lower()]))
+            continue
+        value = Fraction(digits)
+        start = match.start()
+        if sign and (start == 0 or text[start - 1] in _SIGN_CONTEXT):
+            value = -value
+        found.add(value)
+    return found
+
+
+def parse_gold(solution: object) -> str | None:
+    """The gold answer: the last ``<answer>`` block of ``solution`` if any, else ``solution``, stripped.
+
+    >>> parse_gold("<answer> 3 </answer>"), parse_gold(3), parse_gold(None)
+    ('3', '3', None)
+    """
+    if solution is None or isinstance(solution, bool):
+        return None
+    if isinstance(solution, float):
+        if not math.isfinite(solution):
+            return None
+        solution = repr(solution)
+    text = solution if isinstance(solution, str) else str(solution)
+    block = last_tag_block(text, "answer")
+    gold = (block if block is not None else text).strip()
+    return gold or None
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@register("r1v_acc", columns=["solution"])
+@dataclass(frozen=True)
+class R1VAccuracy(ItemReward):
+    """R1-V counting accuracy: the last <answer> must state exactly one number, equal to the gold count."""
+
+    def score_one(self, text: str, **row: Any) -> Verdict:
+        gold = parse_gold(row["solution"])
+        if gold is None:
+            return Verdict(None, "missing_solution")
+        answer = last_tag_block(text, "answer")
+        if answer is None:
+            return Verdict(0.0, "no_answer")
+        if _WHOLE.fullmatch(gold.strip("$ ")):
+            numbers = extract_numbers(answer)
+            if not numbers:
+                return Verdict(0.0, "no_number")
+            if len(numbers) > 1:
+                return Verdict(0.0, "several_numbers")
+            return Verdict(1.0 if numbers.pop() == Fraction(gold.strip("$ ")) else 0.0)
+        return Verdict(1.0 if _normalise(answer) == _normalise(gold) else 0.0)
+
+
+def r1v_accuracy(
+    completions: Sequence[Completion], solution: Sequence[Any], **kwargs: Any
+) -> list[float | None]:
+    """R1-V visual counting accuracy of each completion (the registry's ``r1v_acc``).
+
+    The prediction is the content of the last ``<answer>`` block (never the whole completion). For a
+    whole-number gold it must state exactly one number, in digits or as a word from zero to twenty; several
+    different numbers score 0.0. Other golds compare as case-insensitive, whitespace-normalised strings.
+
+    Args:
+        completions: strings or chat message lists.
+        solution: the gold per completion, e.g. ``"<answer> 3 </answer>"`` or ``3``.
+
+    Returns:
+        1.0 when right, 0.0 when wrong or without an ``<answer>`` block, ``None`` without a gold.
+
+    >>> r1v_accuracy(["<answer>There are three cubes.</answer>", "<answer>3 or 4</answer>"],
+    ...              solution=["<answer> 3 </answer>", 3])
+    [1.0, 0.0]
+    """
+    return R1VAccuracy()(completions, solution=solution, **kwargs)

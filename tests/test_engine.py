@@ -1,0 +1,63 @@
+"""Scoring several rewards over one batch (shared by the CLI and the service)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rewardkit import ColumnError, FuncSpec, RewardError, UnknownRewardError, score_batch
+
+COMPLETIONS = [
+    "<think>4 times 6</think><answer>4 * 6</answer>",
+    "<answer>4 + 6</answer>",
+    "no answer at all",
+]
+COLUMNS = {"target": [24, 24, "x"], "nums": [[4, 6]] * 3, "unused": [1, 2, 3]}
+
+
+def test_weighted_sum_scores_errors_and_timing() -> None:
+    result = score_batch(
+        ["countdown", FuncSpec("format", weight=0.5)],
+        COMPLETIONS,
+        COLUMNS,
+    )
+    assert result.scores == {"countdown": [1.0, 0.0, None], "format": [1.0, 0.0, 0.0]}
+    assert result.rewards == [1.5, 0.0, 0.0]
+    assert result.errors == {
+        "countdown": [None, None, "invalid_target"],
+        "format": [None, "missing:think", "missing:think"],
+    }
+    assert set(result.timing_ms) == {"countdown", "format"} and all(t >= 0 for t in result.timing_ms.values())
+
+
+def test_reward_is_none_only_when_every_func_is_none() -> None:
+    result = score_batch(["countdown"], COMPLETIONS, COLUMNS)
+    assert result.rewards == [1.0, 0.0, None]
+
+
+def test_repeated_name_gets_a_numbered_key() -> None:
+    result = score_batch(
+        ["countdown", FuncSpec("countdown", {"format_score": 0.1}, weight=2.0)],
+        COMPLETIONS[:2],
+        {"target": [24, 24], "nums": [[4, 6]] * 2},
+    )
+    assert result.scores == {"countdown": [1.0, 0.0], "countdown#2": [1.0, 0.1]}
+    assert result.rewards == [3.0, pytest.approx(0.2)]
+    assert result.errors == {}
+
+
+def test_funcs_without_reasons_are_left_out_of_errors() -> None:
+    result = score_batch(["format"], COMPLETIONS[:1], {})
+    assert result.errors == {}
+
+
+def test_bad_requests_fail_before_scoring() -> None:
+    with pytest.raises(UnknownRewardError, match="registered rewards"):
+        score_batch(["format", "nope"], COMPLETIONS, COLUMNS)
+    with pytest.raises(RewardError, match="no parameter"):
+        score_batch([FuncSpec("format", {"bogus": 1})], COMPLETIONS, COLUMNS)
+    with pytest.raises(RewardError, match="weight"):
+        score_batch([FuncSpec("format", weight=float("nan"))], COMPLETIONS, COLUMNS)
+    with pytest.raises(RewardError, match="no reward requested"):
+        score_batch([], COMPLETIONS, COLUMNS)
+    with pytest.raises(ColumnError, match="'countdown'.*'target' has 2 values but there are 3"):
+        score_batch(["countdown"], COMPLETIONS, dict(COLUMNS, target=[24, 24]))
