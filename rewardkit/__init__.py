@@ -16,7 +16,9 @@ from rewardkit import registry
 from rewardkit.core import ColumnError, Reward, RewardError, Scored, Verdict
 from rewardkit.engine import BatchResult, FuncSpec, score_batch
 from rewardkit.registry import RewardInfo, UnknownRewardError, get, list_rewards, register
-from rewardkit.rewards import countdown, format_tags, r1v_accuracy
+from rewardkit.rewards.countdown import countdown
+from rewardkit.rewards.format import format_tags
+from rewardkit.rewards.r1v import r1v_accuracy
 
 try:
     __version__ = version("rewardkit")

@@ -15,6 +15,7 @@ reward's defined value and a reason.
 from __future__ import annotations
 
 import abc
+import itertools
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -151,6 +152,9 @@ def _normalise(value: object, reward: str, index: int) -> Verdict:
     )
 
 
+_INVALID_COMPLETION = Verdict(0.0, "invalid_completion")
+
+
 class Reward(abc.ABC):
     """Base class of every reward: the contract, column checks and per-item reasons.
 
@@ -219,8 +223,14 @@ class Reward(abc.ABC):
             raise RewardError(
                 f"reward {self.reward_name!r} returned {len(verdicts)} values for {n} completions"
             )
-        normalised = [_normalise(v, self.reward_name, i) for i, v in enumerate(verdicts)]
-        return Scored([v.value for v in normalised], [v.reason for v in normalised])
+        values: list[float | None] = []
+        reasons: list[str | None] = []
+        for i, verdict in enumerate(verdicts):
+            if type(verdict) is not Verdict or not (verdict[0] is None or type(verdict[0]) is float):
+                verdict = _normalise(verdict, self.reward_name, i)  # anything but a clean Verdict
+            values.append(verdict[0])
+            reasons.append(verdict[1])
+        return Scored(values, reasons)
 
     @abc.abstractmethod
     def _score(
@@ -240,29 +250,32 @@ class Reward(abc.ABC):
 class ItemReward(Reward):
     """A reward judged one completion at a time: implement :meth:`score_one`.
 
-    ``score_one`` receives the completion's text and that item's column values as keyword arguments. A
+    ``score_one(text, *values)`` receives the completion's text and that item's value of each column, in
+    the order of ``columns`` then ``optional_columns`` (``None`` for an optional column not given). A
     completion that is not text or chat messages gets ``0.0`` with the reason ``invalid_completion``.
     """
 
     @abc.abstractmethod
-    def score_one(self, text: str, **row: Any) -> Verdict:
+    def score_one(self, text: str, *values: Any) -> Verdict:
         """Judge one completion."""
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict]:
-        names = list(columns)
-        values = [columns[name] for name in names]
+        n = len(completions)
+        ordered = [columns.get(name) or [None] * n for name in self.accepted_columns]
+        rows = zip(*ordered, strict=True) if ordered else itertools.repeat(())
+        score_one = self.score_one
         out: list[Verdict] = []
         logged = False
-        for i, completion in enumerate(completions):
-            text = completion_text(completion)
+        # strict=False: with no columns, rows is an endless repeat of ()
+        for i, (completion, values) in enumerate(zip(completions, rows, strict=False)):
+            text = completion if type(completion) is str else completion_text(completion)
             if text is None:
-                out.append(Verdict(0.0, "invalid_completion"))
+                out.append(_INVALID_COMPLETION)
                 continue
-            row = {name: column[i] for name, column in zip(names, values, strict=True)}
             try:
-                out.append(self.score_one(text, **row))
+                out.append(score_one(text, *values))
             except Exception as exc:
                 if raise_on_error:
                     raise

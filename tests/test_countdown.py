@@ -11,10 +11,10 @@ from rewardkit.rewards.countdown import (
     ExpressionError,
     evaluate,
     judge,
-    literals,
     parse_expression,
     parse_nums,
     parse_target,
+    tokenize,
 )
 
 
@@ -42,10 +42,11 @@ def test_parse_rejects_what_is_outside_the_grammar(text: str) -> None:
         parse_expression(text)
 
 
-def test_evaluate_is_exact_and_literals_are_in_order() -> None:
-    postfix = parse_expression("8 / (3 - 8 / 3)")
-    assert literals(postfix) == [8, 3, 8, 3]
-    assert evaluate(postfix) == Fraction(24)
+def test_evaluate_is_exact_and_tokens_keep_literals_whole() -> None:
+    assert tokenize("8 / (3 - 8/3)") == ["8", "/", "(", "3", "-", "8", "/", "3", ")"]
+    assert tokenize("1234 +\n 5") == ["1234", "+", "5"]
+    assert evaluate(parse_expression("8 / (3 - 8 / 3)")) == Fraction(24)
+    assert evaluate(parse_expression("-6 / -4")) == Fraction(3, 2)
     with pytest.raises(ZeroDivisionError):
         evaluate(parse_expression("1 / (2 - 2)"))
 

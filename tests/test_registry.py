@@ -110,10 +110,11 @@ def test_register_reward_class() -> None:
 
         scale: float = 1.0
 
-        def score_one(self, text: str, **row: Any) -> Verdict:
-            if row["minimum"] is None:
+        def score_one(self, text: str, *values: Any) -> Verdict:
+            (minimum,) = values
+            if minimum is None:
                 return Verdict(None, "no_minimum")
-            return Verdict(self.scale if len(text) >= row["minimum"] else 0.0)
+            return Verdict(self.scale if len(text) >= minimum else 0.0)
 
     reward = rewardkit.get("min_length", scale=2.0)
     scored = reward.score_detailed(["abc", "a", "x"], minimum=[2, 2, None])
@@ -166,8 +167,8 @@ def test_item_errors_get_a_defined_reward_and_a_reason() -> None:
     @rewardkit.register("fragile", columns=["x"])
     @dataclass(frozen=True)
     class Fragile(ItemReward):
-        def score_one(self, text: str, **row: Any) -> Verdict:
-            return Verdict(1.0 / row["x"])
+        def score_one(self, text: str, *values: Any) -> Verdict:
+            return Verdict(1.0 / values[0])
 
     reward = rewardkit.get("fragile")
     scored = reward.score_detailed(["a", "b", "c"], x=[1, 0, 2])

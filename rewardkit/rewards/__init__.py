@@ -1,7 +1,9 @@
-"""The built-in rewards; importing this package registers them."""
+"""The built-in rewards, one module each; importing this package registers them.
 
-from rewardkit.rewards.countdown import Countdown, countdown
-from rewardkit.rewards.format import FormatTags, format_tags
-from rewardkit.rewards.r1v import R1VAccuracy, r1v_accuracy
+The functions live in their modules (``rewardkit.rewards.countdown.countdown``) and at the top level
+(``rewardkit.countdown``); this package does not re-export them, so its submodule names stay modules.
+"""
 
-__all__ = ["Countdown", "FormatTags", "R1VAccuracy", "countdown", "format_tags", "r1v_accuracy"]
+from rewardkit.rewards import countdown, format, r1v
+
+__all__ = ["countdown", "format", "r1v"]

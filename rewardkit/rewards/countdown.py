@@ -1,18 +1,18 @@
 """Countdown: combine the given numbers, each exactly once, with + - * / to reach the target.
 
-Parse, then compare. The answer text is tokenised and parsed by a small recursive-descent parser into
-postfix order (never ``eval``), its integer literals are checked against ``nums``, and only then is it
-evaluated in exact rational arithmetic.
+Parse, then compare. The answer text is tokenised and parsed by a shunting-yard loop into postfix order
+(never ``eval``), its integer literals are checked against ``nums``, and only then is it evaluated in
+exact rational arithmetic. Nothing recurses, and answers over 1,000 characters are not parsed at all.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -21,10 +21,18 @@ from rewardkit.core import Completion, ItemReward, Verdict
 from rewardkit.extract import last_tag_block
 from rewardkit.registry import register
 
-__all__ = ["Countdown", "countdown", "parse_expression", "parse_nums", "parse_target"]
+__all__ = [
+    "Countdown",
+    "countdown",
+    "evaluate",
+    "judge",
+    "parse_expression",
+    "parse_nums",
+    "parse_target",
+    "tokenize",
+]
 
 MAX_ANSWER_CHARS = 1000
-MAX_DEPTH = 100  # nesting of parentheses and unary minus; deeper answers are wrong, not a RecursionError
 
 _LATEX = (("\\times", "*"), ("\\cdot", "*"), ("\\div", "/"))
 _UNICODE = str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-"})
@@ -32,12 +40,9 @@ _ALLOWED = re.compile(r"[0-9+\-*/()\s]*")
 _TOKEN = re.compile(r"\d+|[-+*/()]", re.ASCII)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?", re.ASCII)
 
-_OPS: dict[str, Callable[[Fraction, Fraction], Fraction]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-}
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3}
+_CORRECT = Verdict(1.0)
+_INVALID_TARGET = Verdict(None, "invalid_target")
 
 # A parsed expression in postfix order: int literals, "neg" for unary minus, and binary operators.
 Postfix = list[int | str]
@@ -56,14 +61,15 @@ def normalise_operators(text: str) -> str:
     if "\\" in text:
         for latex, op in _LATEX:
             text = text.replace(latex, op)
-    return text.translate(_UNICODE)
+    return text if text.isascii() else text.translate(_UNICODE)
 
 
 def parse_expression(text: str) -> Postfix:
     """Parse an expression of the countdown grammar into postfix order.
 
     Grammar: non-negative integer literals, binary ``+ - * /``, unary minus, parentheses, whitespace
-    (operators already normalised). Anything else raises :class:`ExpressionError`.
+    (operators already normalised). Anything else raises :class:`ExpressionError`. The parser is a loop
+    (shunting-yard), so no nesting depth can exhaust the stack.
 
     >>> parse_expression("(1 + 2) * -3")
     [1, 2, '+', 3, 'neg', '*']
@@ -72,67 +78,61 @@ def parse_expression(text: str) -> Postfix:
     ...
     rewardkit.rewards.countdown.ExpressionError: unexpected '*' at token 3
     """
+    return _to_postfix(tokenize(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Split an expression into integer literals, operators and parentheses (checking the alphabet).
+
+    >>> tokenize("12*(3 - 4)")
+    ['12', '*', '(', '3', '-', '4', ')']
+    """
     if not _ALLOWED.fullmatch(text):
         raise ExpressionError("characters outside the countdown grammar")
-    tokens = _TOKEN.findall(text)
+    tokens: list[str] = _TOKEN.findall(text)
     if not tokens:
         raise ExpressionError("empty expression")
-    parser = _Parser(tokens)
-    parser.expression(0)
-    if parser.pos != len(tokens):
-        raise ExpressionError(f"unexpected {tokens[parser.pos]!r} at token {parser.pos + 1}")
-    return parser.out
+    return tokens
 
 
-class _Parser:
-    """Recursive descent over the tokens; recursion only follows nesting, capped at ``MAX_DEPTH``."""
-
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens = tokens
-        self.pos = 0
-        self.out: Postfix = []
-
-    def _peek(self) -> str | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def expression(self, depth: int) -> None:
-        self.term(depth)
-        while (op := self._peek()) in ("+", "-"):
-            self.pos += 1
-            self.term(depth)
-            self.out.append(op)
-
-    def term(self, depth: int) -> None:
-        self.factor(depth)
-        while (op := self._peek()) in ("*", "/"):
-            self.pos += 1
-            self.factor(depth)
-            self.out.append(op)
-
-    def factor(self, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            raise ExpressionError("nested too deeply")
-        token = self._peek()
-        if token is None:
-            raise ExpressionError("expression ends early")
-        self.pos += 1
-        if token == "-":
-            self.factor(depth + 1)
-            self.out.append("neg")
-        elif token == "(":
-            self.expression(depth + 1)
-            if self._peek() != ")":
-                raise ExpressionError("unbalanced parentheses")
-            self.pos += 1
-        elif token.isdigit():
-            self.out.append(int(token))
+def _to_postfix(tokens: list[str]) -> Postfix:
+    out: Postfix = []
+    emit = out.append
+    pending: list[str] = []  # operators and open parentheses not yet emitted
+    expect_operand = True
+    for position, token in enumerate(tokens, start=1):
+        if expect_operand:
+            if token >= "0":  # in ASCII every digit sorts after every operator and parenthesis
+                emit(int(token))
+                expect_operand = False
+            elif token == "-":
+                pending.append("neg")  # prefix: binds tighter than any binary operator
+            elif token == "(":
+                pending.append("(")
+            else:
+                raise ExpressionError(f"unexpected {token!r} at token {position}")
+        elif token == ")":
+            while pending and pending[-1] != "(":
+                emit(pending.pop())
+            if not pending:
+                raise ExpressionError(f"unbalanced ')' at token {position}")
+            pending.pop()
+        elif token >= "0" or token == "(":
+            raise ExpressionError(f"unexpected {token!r} at token {position}")
         else:
-            raise ExpressionError(f"unexpected {token!r} at token {self.pos}")
-
-
-def literals(postfix: Postfix) -> list[int]:
-    """The integer literals of a parsed expression, left to right."""
-    return [item for item in postfix if isinstance(item, int)]
+            precedence = _PRECEDENCE[token]
+            while pending and pending[-1] != "(" and _PRECEDENCE[pending[-1]] >= precedence:
+                emit(pending.pop())
+            pending.append(token)
+            expect_operand = True
+    if expect_operand:
+        raise ExpressionError("expression ends early")
+    while pending:
+        op = pending.pop()
+        if op == "(":
+            raise ExpressionError("unbalanced '('")
+        emit(op)
+    return out
 
 
 def evaluate(postfix: Postfix) -> Fraction:
@@ -141,15 +141,34 @@ def evaluate(postfix: Postfix) -> Fraction:
     >>> evaluate(parse_expression("7 / (1 - 3/4)"))
     Fraction(28, 1)
     """
-    stack: list[Fraction] = []
+    numerator, denominator = _evaluate_ratio(postfix)
+    return Fraction(numerator, denominator)
+
+
+def _evaluate_ratio(postfix: Postfix) -> tuple[int, int]:
+    """The value as an unreduced (numerator, denominator) pair of ints: exact, and several times faster
+    than ``Fraction`` arithmetic at every step. The denominator is never zero; it may be negative."""
+    stack: list[tuple[int, int]] = []
+    push, pop = stack.append, stack.pop
     for item in postfix:
-        if isinstance(item, int):
-            stack.append(Fraction(item))
+        if type(item) is int:
+            push((item, 1))
         elif item == "neg":
-            stack.append(-stack.pop())
+            n, d = pop()
+            push((-n, d))
         else:
-            right = stack.pop()
-            stack.append(_OPS[item](stack.pop(), right))
+            c, d = pop()
+            a, b = pop()
+            if item == "+":
+                push((a * d + c * b, b * d))
+            elif item == "-":
+                push((a * d - c * b, b * d))
+            elif item == "*":
+                push((a * c, b * d))
+            elif c == 0:
+                raise ZeroDivisionError("division by zero in the answer")
+            else:
+                push((a * d, b * c))
     return stack[0]
 
 
@@ -159,6 +178,8 @@ def parse_target(value: object) -> Fraction | None:
     >>> parse_target("24"), parse_target(24), parse_target(" 2.5 "), parse_target("abc")
     (Fraction(24, 1), Fraction(24, 1), Fraction(5, 2), None)
     """
+    if type(value) is int:
+        return Fraction(value)
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -174,12 +195,17 @@ def parse_target(value: object) -> Fraction | None:
         return None
 
 
+_cached_target = functools.lru_cache(maxsize=4096, typed=True)(parse_target)  # typed: True is not 1
+
+
 def parse_nums(value: object) -> list[int] | None:
     """``nums`` as a list of ints: a list of ints (or int-valued floats / digit strings) or a JSON string.
 
     >>> parse_nums([3, 5, 7]), parse_nums("[3, 5, 7]"), parse_nums("3 5 7")
     ([3, 5, 7], [3, 5, 7], None)
     """
+    if type(value) is list and all(type(item) is int for item in value):
+        return value  # the common case, checked cheaply
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -207,6 +233,12 @@ def parse_nums(value: object) -> list[int] | None:
     return out
 
 
+def _equals_target(number: str, target: Fraction) -> bool:
+    if number.isascii() and number.isdigit():  # the common case, without Fraction's string parser
+        return target.denominator == 1 and int(number) == target.numerator
+    return _NUMBER.fullmatch(number) is not None and Fraction(number) == target
+
+
 def judge(answer: str, target: Fraction, nums: list[int], format_score: float) -> Verdict:
     """Judge the content of an ``<answer>`` block (the compare step)."""
     answer = answer.strip()
@@ -219,19 +251,23 @@ def judge(answer: str, target: Fraction, nums: list[int], format_score: float) -
         return Verdict(format_score, "multiple_equals")
     expression, _, rhs = answer.partition("=")
     rhs = rhs.strip()
-    if rhs and not (_NUMBER.fullmatch(rhs) and Fraction(rhs) == target):
+    if rhs and not _equals_target(rhs, target):
         return Verdict(format_score, "rhs_not_target")
     try:
-        postfix = parse_expression(expression)
+        tokens = tokenize(expression)
+        # Rule 4 before parsing: cheap, and most wrong answers stop here.
+        if sorted([int(t) for t in tokens if t >= "0"]) != sorted(nums):
+            return Verdict(format_score, "wrong_numbers")
+        postfix = _to_postfix(tokens)
     except ExpressionError:
         return Verdict(format_score, "invalid_expression")
-    if Counter(literals(postfix)) != Counter(nums):
-        return Verdict(format_score, "wrong_numbers")
     try:
-        value = evaluate(postfix)
+        numerator, denominator = _evaluate_ratio(postfix)
     except ZeroDivisionError:
         return Verdict(format_score, "division_by_zero")
-    return Verdict(1.0 if value == target else format_score)
+    if numerator * target.denominator == target.numerator * denominator:  # exact: n/d == p/q
+        return _CORRECT
+    return Verdict(format_score)
 
 
 @register("countdown", columns=["target", "nums"])
@@ -254,11 +290,14 @@ class Countdown(ItemReward):
     def params(self) -> dict[str, Any]:
         return {"format_score": self.format_score}
 
-    def score_one(self, text: str, **row: Any) -> Verdict:
-        target = parse_target(row["target"])
+    def score_one(self, text: str, *values: Any) -> Verdict:
+        try:
+            target = _cached_target(values[0])
+        except TypeError:  # unhashable: not a target anyway, but let parse_target say so
+            target = parse_target(values[0])
         if target is None:
-            return Verdict(None, "invalid_target")
-        nums = parse_nums(row["nums"])
+            return _INVALID_TARGET
+        nums = parse_nums(values[1])
         if nums is None:
             return Verdict(None, "invalid_nums")
         answer = last_tag_block(text, "answer")

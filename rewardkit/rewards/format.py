@@ -90,7 +90,7 @@ class FormatTags(ItemReward):
     def params(self) -> dict[str, Any]:
         return {"tags": list(self.tags), "think_prefilled": self.think_prefilled}
 
-    def score_one(self, text: str, **row: Any) -> Verdict:
+    def score_one(self, text: str, *values: Any) -> Verdict:
         reason = check_format(text, self.tags, self.think_prefilled)
         return Verdict(1.0) if reason is None else Verdict(0.0, reason)
 

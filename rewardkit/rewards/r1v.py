@@ -6,6 +6,7 @@ it is 5`` scored 1.0 against gold 5) and took any digit it found (``3 or 4`` mat
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -29,21 +30,26 @@ _WHOLE = re.compile(r"[+-]?\d+(?:\.0*)?")
 _SIGN_CONTEXT = " \t\n$({[="  # a '-' right after one of these (or at the start) is a sign
 
 
-def extract_numbers(text: str) -> set[Fraction]:
+def _number(digits: str) -> int | Fraction:
+    """``3`` -> 3, ``3.50`` -> Fraction(7, 2); ints and equal Fractions hash alike, so sets dedupe them."""
+    return int(digits) if "." not in digits else Fraction(digits)
+
+
+def extract_numbers(text: str) -> set[int | Fraction]:
     """The distinct numbers in ``text``: digits (``3``, ``3.0``, ``-2``) and English words zero to twenty.
 
-    >>> sorted(extract_numbers("There are $3$ (three) cubes."))
-    [Fraction(3, 1)]
-    >>> sorted(extract_numbers("between 2 and 5"))
-    [Fraction(2, 1), Fraction(5, 1)]
+    >>> extract_numbers("There are $3$ (three) cubes.")
+    {3}
+    >>> sorted(extract_numbers("between 2 and 5.5"))
+    [2, Fraction(11, 2)]
     """
-    found: set[Fraction] = set()
+    found: set[int | Fraction] = set()
     for match in _NUMBER.finditer(text):
         sign, digits, word = match.groups()
         if word is not None:
-            found.add(Fraction(_WORD_VALUE[word.lower()]))
+            found.add(_WORD_VALUE[word.lower()])
             continue
-        value = Fraction(digits)
+        value = _number(digits)
         start = match.start()
         if sign and (start == 0 or text[start - 1] in _SIGN_CONTEXT):
             value = -value
@@ -69,6 +75,22 @@ def parse_gold(solution: object) -> str | None:
     return gold or None
 
 
+def _gold(solution: object) -> tuple[str | None, int | Fraction | None]:
+    """The gold text, and its value when it is a whole number (a count)."""
+    gold = parse_gold(solution)
+    if gold is None:
+        return None, None
+    bare = gold.strip("$ ")
+    return gold, (_number(bare) if _WHOLE.fullmatch(bare) else None)
+
+
+# Golds repeat across a GRPO group (and across epochs): parse each distinct one once.
+_cached_gold = functools.lru_cache(maxsize=4096, typed=True)(_gold)
+_RIGHT, _WRONG = Verdict(1.0), Verdict(0.0)
+_NO_ANSWER, _NO_NUMBER = Verdict(0.0, "no_answer"), Verdict(0.0, "no_number")
+_SEVERAL_NUMBERS, _MISSING_SOLUTION = Verdict(0.0, "several_numbers"), Verdict(None, "missing_solution")
+
+
 def _normalise(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -78,21 +100,24 @@ def _normalise(text: str) -> str:
 class R1VAccuracy(ItemReward):
     """R1-V counting accuracy: the last <answer> must state exactly one number, equal to the gold count."""
 
-    def score_one(self, text: str, **row: Any) -> Verdict:
-        gold = parse_gold(row["solution"])
+    def score_one(self, text: str, *values: Any) -> Verdict:
+        try:
+            gold, count = _cached_gold(values[0])
+        except TypeError:  # unhashable solution
+            gold, count = _gold(values[0])
         if gold is None:
-            return Verdict(None, "missing_solution")
+            return _MISSING_SOLUTION
         answer = last_tag_block(text, "answer")
         if answer is None:
-            return Verdict(0.0, "no_answer")
-        if _WHOLE.fullmatch(gold.strip("$ ")):
+            return _NO_ANSWER
+        if count is not None:
             numbers = extract_numbers(answer)
             if not numbers:
-                return Verdict(0.0, "no_number")
+                return _NO_NUMBER
             if len(numbers) > 1:
-                return Verdict(0.0, "several_numbers")
-            return Verdict(1.0 if numbers.pop() == Fraction(gold.strip("$ ")) else 0.0)
-        return Verdict(1.0 if _normalise(answer) == _normalise(gold) else 0.0)
+                return _SEVERAL_NUMBERS
+            return _RIGHT if numbers.pop() == count else _WRONG
+        return _RIGHT if _normalise(answer) == _normalise(gold) else _WRONG
 
 
 def r1v_accuracy(
