@@ -105,10 +105,10 @@ def _expression(rng: random.Random, nums: list[int]) -> str:
 
 def _exact(expr: str) -> int | None:
     """Evaluate a generated expression exactly, with rewardkit's own parser (the bench's ground truth)."""
-    from rewardkit.rewards.countdown import evaluate, parse_expression
+    from rewardkit.rewards.countdown import evaluate
 
     try:
-        value = evaluate(parse_expression(expr))
+        value = evaluate(expr)
     except ZeroDivisionError:
         return None
     return int(value) if value.denominator == 1 and value > 0 else None

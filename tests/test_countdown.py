@@ -10,8 +10,8 @@ import rewardkit
 from rewardkit.rewards.countdown import (
     ExpressionError,
     evaluate,
+    evaluate_tokens,
     judge,
-    parse_expression,
     parse_nums,
     parse_target,
     tokenize,
@@ -19,36 +19,62 @@ from rewardkit.rewards.countdown import (
 
 
 @pytest.mark.parametrize(
-    ("text", "postfix"),
+    ("text", "value"),
     [
-        ("1 + 2 * 3", [1, 2, 3, "*", "+"]),
-        ("(1 + 2) * 3", [1, 2, "+", 3, "*"]),
-        ("8 - 3 - 2", [8, 3, "-", 2, "-"]),  # left associative
-        ("8 / 4 / 2", [8, 4, "/", 2, "/"]),
-        ("--3", [3, "neg", "neg"]),
-        ("2 * -(3)", [2, 3, "neg", "*"]),
+        ("1 + 2 * 3", 7),  # precedence
+        ("(1 + 2) * 3", 9),
+        ("8 - 3 - 2", 3),  # left associative
+        ("8 / 4 / 2", 1),
+        ("2 * 3 / 4", Fraction(3, 2)),
+        ("--3", 3),
+        ("2 * -(3)", -6),
+        ("-2 * 3 + 10", 4),
+        ("2 - -3", 5),
+        ("-6 / -4", Fraction(3, 2)),
+        ("8 / (3 - 8 / 3)", 24),  # exact: floats give 23.999999999999996
+        ("((((((7))))))", 7),
+        ("1 + 2\n * 3", 7),  # answers may span lines
     ],
 )
-def test_parse_builds_postfix_with_precedence(text: str, postfix: list[object]) -> None:
-    assert parse_expression(text) == postfix
+def test_evaluate_follows_precedence_and_is_exact(text: str, value: Fraction) -> None:
+    assert evaluate(text) == value
 
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "2 ** 3", "6 // 2", "7 % 2", "1.5 + 2", "x", "1 +", "(1", "1)", "()", "1 2", "+1", "2^3"],
+    [
+        "",
+        "   ",
+        "2 ** 3",
+        "6 // 2",
+        "7 % 2",
+        "1.5 + 2",
+        "x",
+        "1 +",
+        "(1",
+        "1)",
+        "()",
+        "1 2",
+        "+1",
+        "2^3",
+        "2(3)",
+    ],
 )
-def test_parse_rejects_what_is_outside_the_grammar(text: str) -> None:
+def test_evaluate_rejects_what_is_outside_the_grammar(text: str) -> None:
     with pytest.raises(ExpressionError):
-        parse_expression(text)
+        evaluate(text)
 
 
-def test_evaluate_is_exact_and_tokens_keep_literals_whole() -> None:
+def test_tokens_keep_literals_whole_and_division_by_zero_is_kept_to_the_end() -> None:
     assert tokenize("8 / (3 - 8/3)") == ["8", "/", "(", "3", "-", "8", "/", "3", ")"]
     assert tokenize("1234 +\n 5") == ["1234", "+", "5"]
-    assert evaluate(parse_expression("8 / (3 - 8 / 3)")) == Fraction(24)
-    assert evaluate(parse_expression("-6 / -4")) == Fraction(3, 2)
     with pytest.raises(ZeroDivisionError):
-        evaluate(parse_expression("1 / (2 - 2)"))
+        evaluate("1 / (2 - 2)")
+    with pytest.raises(ZeroDivisionError):
+        evaluate("5 / (1 / 0)")  # an undefined divisor does not become 0
+    assert evaluate_tokens(tokenize("1 / 0 + 3"))[1] == 0
+    with pytest.raises(ExpressionError):  # the grammar is still checked after a division by zero
+        evaluate("1 / 0 )")
 
 
 def test_judge_reports_why() -> None:

@@ -1,8 +1,8 @@
 """Countdown: combine the given numbers, each exactly once, with + - * / to reach the target.
 
-Parse, then compare. The answer text is tokenised and parsed by a shunting-yard loop into postfix order
-(never ``eval``), its integer literals are checked against ``nums``, and only then is it evaluated in
-exact rational arithmetic. Nothing recurses, and answers over 1,000 characters are not parsed at all.
+Extract, then compare. The last ``<answer>`` block is found (extraction); its text is tokenised, its
+integer literals are checked against ``nums``, and a shunting-yard loop parses and evaluates it in exact
+rational arithmetic (never ``eval``). Nothing recurses, and answers over 1,000 characters are not parsed.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ __all__ = [
     "Countdown",
     "countdown",
     "evaluate",
+    "evaluate_tokens",
     "judge",
-    "parse_expression",
     "parse_nums",
     "parse_target",
     "tokenize",
@@ -43,9 +43,6 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?", re.ASCII)
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3}
 _CORRECT = Verdict(1.0)
 _INVALID_TARGET = Verdict(None, "invalid_target")
-
-# A parsed expression in postfix order: int literals, "neg" for unary minus, and binary operators.
-Postfix = list[int | str]
 
 
 class ExpressionError(ValueError):
@@ -64,23 +61,6 @@ def normalise_operators(text: str) -> str:
     return text if text.isascii() else text.translate(_UNICODE)
 
 
-def parse_expression(text: str) -> Postfix:
-    """Parse an expression of the countdown grammar into postfix order.
-
-    Grammar: non-negative integer literals, binary ``+ - * /``, unary minus, parentheses, whitespace
-    (operators already normalised). Anything else raises :class:`ExpressionError`. The parser is a loop
-    (shunting-yard), so no nesting depth can exhaust the stack.
-
-    >>> parse_expression("(1 + 2) * -3")
-    [1, 2, '+', 3, 'neg', '*']
-    >>> parse_expression("2 ** 3")
-    Traceback (most recent call last):
-    ...
-    rewardkit.rewards.countdown.ExpressionError: unexpected '*' at token 3
-    """
-    return _to_postfix(tokenize(text))
-
-
 def tokenize(text: str) -> list[str]:
     """Split an expression into integer literals, operators and parentheses (checking the alphabet).
 
@@ -95,15 +75,39 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-def _to_postfix(tokens: list[str]) -> Postfix:
-    out: Postfix = []
-    emit = out.append
-    pending: list[str] = []  # operators and open parentheses not yet emitted
+def evaluate(text: str) -> Fraction:
+    """Exact value of an expression of the countdown grammar (operators already normalised).
+
+    Grammar: non-negative integer literals, binary ``+ - * /``, unary minus, parentheses, whitespace.
+    Anything else raises :class:`ExpressionError`; division by zero raises ``ZeroDivisionError``.
+
+    >>> evaluate("8 / (3 - 8 / 3)")
+    Fraction(24, 1)
+    >>> evaluate("2 ** 3")
+    Traceback (most recent call last):
+    ...
+    rewardkit.rewards.countdown.ExpressionError: unexpected '*' at token 3
+    """
+    numerator, denominator = evaluate_tokens(tokenize(text))
+    if denominator == 0:
+        raise ZeroDivisionError("division by zero in the expression")
+    return Fraction(numerator, denominator)
+
+
+def evaluate_tokens(tokens: list[str]) -> tuple[int, int]:
+    """Parse and evaluate in one shunting-yard loop: no recursion, so no nesting can exhaust the stack.
+
+    Values are exact, unreduced ``(numerator, denominator)`` pairs of ints, several times faster than
+    ``Fraction`` at every step. A division by zero gives denominator 0, which every later operation keeps,
+    so the whole expression is still checked against the grammar before the caller sees it.
+    """
+    values: list[tuple[int, int]] = []
+    pending: list[str] = []  # operators and open parentheses not yet applied
     expect_operand = True
     for position, token in enumerate(tokens, start=1):
         if expect_operand:
             if token >= "0":  # in ASCII every digit sorts after every operator and parenthesis
-                emit(int(token))
+                values.append((int(token), 1))
                 expect_operand = False
             elif token == "-":
                 pending.append("neg")  # prefix: binds tighter than any binary operator
@@ -113,7 +117,7 @@ def _to_postfix(tokens: list[str]) -> Postfix:
                 raise ExpressionError(f"unexpected {token!r} at token {position}")
         elif token == ")":
             while pending and pending[-1] != "(":
-                emit(pending.pop())
+                _apply(values, pending.pop())
             if not pending:
                 raise ExpressionError(f"unbalanced ')' at token {position}")
             pending.pop()
@@ -122,7 +126,7 @@ def _to_postfix(tokens: list[str]) -> Postfix:
         else:
             precedence = _PRECEDENCE[token]
             while pending and pending[-1] != "(" and _PRECEDENCE[pending[-1]] >= precedence:
-                emit(pending.pop())
+                _apply(values, pending.pop())
             pending.append(token)
             expect_operand = True
     if expect_operand:
@@ -131,45 +135,26 @@ def _to_postfix(tokens: list[str]) -> Postfix:
         op = pending.pop()
         if op == "(":
             raise ExpressionError("unbalanced '('")
-        emit(op)
-    return out
+        _apply(values, op)
+    return values[0]
 
 
-def evaluate(postfix: Postfix) -> Fraction:
-    """Exact value of a parsed expression; raises ``ZeroDivisionError`` on division by zero.
-
-    >>> evaluate(parse_expression("7 / (1 - 3/4)"))
-    Fraction(28, 1)
-    """
-    numerator, denominator = _evaluate_ratio(postfix)
-    return Fraction(numerator, denominator)
-
-
-def _evaluate_ratio(postfix: Postfix) -> tuple[int, int]:
-    """The value as an unreduced (numerator, denominator) pair of ints: exact, and several times faster
-    than ``Fraction`` arithmetic at every step. The denominator is never zero; it may be negative."""
-    stack: list[tuple[int, int]] = []
-    push, pop = stack.append, stack.pop
-    for item in postfix:
-        if type(item) is int:
-            push((item, 1))
-        elif item == "neg":
-            n, d = pop()
-            push((-n, d))
-        else:
-            c, d = pop()
-            a, b = pop()
-            if item == "+":
-                push((a * d + c * b, b * d))
-            elif item == "-":
-                push((a * d - c * b, b * d))
-            elif item == "*":
-                push((a * c, b * d))
-            elif c == 0:
-                raise ZeroDivisionError("division by zero in the answer")
-            else:
-                push((a * d, b * c))
-    return stack[0]
+def _apply(values: list[tuple[int, int]], op: str) -> None:
+    """Apply ``op`` to the top of the value stack, in place."""
+    if op == "neg":
+        n, d = values[-1]
+        values[-1] = (-n, d)
+        return
+    c, d = values.pop()
+    a, b = values[-1]
+    if op == "+":
+        values[-1] = (a * d + c * b, b * d)
+    elif op == "-":
+        values[-1] = (a * d - c * b, b * d)
+    elif op == "*":
+        values[-1] = (a * c, b * d)
+    else:  # a/b ÷ c/d; a zero divisor gives denominator 0, an undefined divisor stays undefined
+        values[-1] = (a * d, b * c) if d else (1, 0)
 
 
 def parse_target(value: object) -> Fraction | None:
@@ -233,13 +218,13 @@ def parse_nums(value: object) -> list[int] | None:
     return out
 
 
-def _equals_target(number: str, target: Fraction) -> bool:
+def _equals_target(number: str, target: int | Fraction) -> bool:
     if number.isascii() and number.isdigit():  # the common case, without Fraction's string parser
         return target.denominator == 1 and int(number) == target.numerator
     return _NUMBER.fullmatch(number) is not None and Fraction(number) == target
 
 
-def judge(answer: str, target: Fraction, nums: list[int], format_score: float) -> Verdict:
+def judge(answer: str, target: int | Fraction, nums: list[int], format_score: float) -> Verdict:
     """Judge the content of an ``<answer>`` block (the compare step)."""
     answer = answer.strip()
     if not answer:
@@ -258,12 +243,10 @@ def judge(answer: str, target: Fraction, nums: list[int], format_score: float) -
         # Rule 4 before parsing: cheap, and most wrong answers stop here.
         if sorted([int(t) for t in tokens if t >= "0"]) != sorted(nums):
             return Verdict(format_score, "wrong_numbers")
-        postfix = _to_postfix(tokens)
+        numerator, denominator = evaluate_tokens(tokens)
     except ExpressionError:
         return Verdict(format_score, "invalid_expression")
-    try:
-        numerator, denominator = _evaluate_ratio(postfix)
-    except ZeroDivisionError:
+    if denominator == 0:
         return Verdict(format_score, "division_by_zero")
     if numerator * target.denominator == target.numerator * denominator:  # exact: n/d == p/q
         return _CORRECT
@@ -291,10 +274,15 @@ class Countdown(ItemReward):
         return {"format_score": self.format_score}
 
     def score_one(self, text: str, *values: Any) -> Verdict:
-        try:
-            target = _cached_target(values[0])
-        except TypeError:  # unhashable: not a target anyway, but let parse_target say so
-            target = parse_target(values[0])
+        raw = values[0]
+        target: int | Fraction | None
+        if type(raw) is int:
+            target = raw  # ints have .numerator and .denominator too: no Fraction needed
+        else:
+            try:
+                target = _cached_target(raw)
+            except TypeError:  # unhashable: not a target anyway, but let parse_target say so
+                target = parse_target(raw)
         if target is None:
             return _INVALID_TARGET
         nums = parse_nums(values[1])
