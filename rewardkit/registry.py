@@ -20,6 +20,7 @@ registered under the entry point's name.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import re
 import threading
@@ -100,12 +101,19 @@ def _first_line(doc: str | None) -> str:
 class FunctionReward(Reward):
     """A registered plain function, bound to its parameters. Picklable when the function is importable."""
 
-    def __init__(self, func: Callable[..., Sequence[float | None]], name: str, **params: Any) -> None:
+    def __init__(
+        self,
+        func: Callable[..., Sequence[float | None]],
+        name: str,
+        columns: tuple[str, ...] = (),
+        optional_columns: tuple[str, ...] = (),
+        **params: Any,
+    ) -> None:
         self._func = func
         self._name = name
+        self._columns = columns
+        self._optional = optional_columns
         self._params = params
-        self._columns: tuple[str, ...] = getattr(func, "__rewardkit_columns__", ())
-        self._optional: tuple[str, ...] = getattr(func, "__rewardkit_optional_columns__", ())
 
     @property
     def reward_name(self) -> str:
@@ -132,11 +140,20 @@ class FunctionReward(Reward):
         return list(result)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_function_reward, (self._func, self._name, self._params))
+        return (
+            _rebuild_function_reward,
+            (self._func, self._name, self._columns, self._optional, self._params),
+        )
 
 
-def _rebuild_function_reward(func: Callable[..., Any], name: str, params: dict[str, Any]) -> FunctionReward:
-    return FunctionReward(func, name, **params)
+def _rebuild_function_reward(
+    func: Callable[..., Any],
+    name: str,
+    columns: tuple[str, ...],
+    optional_columns: tuple[str, ...],
+    params: dict[str, Any],
+) -> FunctionReward:
+    return FunctionReward(func, name, columns, optional_columns, **params)
 
 
 def _function_signature(
@@ -213,40 +230,37 @@ def register(
         )
 
     def decorator(obj: T) -> T:
+        cls: type[Reward] | None = None
         if inspect.isclass(obj):
             if not issubclass(obj, Reward):
                 raise ValueError(f"cannot register {name!r}: {obj.__name__} is not a rewardkit.Reward")
-            cls_columns = tuple(columns if columns is not None else obj.columns)
-            obj.name = name
-            obj.columns = cls_columns
-            obj.optional_columns = tuple(optional_columns) or obj.optional_columns
-            params = _class_params(obj)
-            factory: Callable[..., Reward] = obj
-            doc = obj.__doc__
-            info = RewardInfo(
-                name, cls_columns, obj.optional_columns, params, description or _first_line(doc), _source(obj)
-            )
+            if "name" in vars(obj) and obj.name:  # the class carries its name: one class, one entry
+                raise ValueError(
+                    f"cannot register {name!r}: {obj.__qualname__} is already registered as {obj.name!r}; "
+                    "subclass it to register it under another name"
+                )
+            cls = obj
+            required = tuple(columns if columns is not None else cls.columns)
+            optional = tuple(optional_columns) or cls.optional_columns
+            params = _class_params(cls)
+            factory: Callable[..., Reward] = cls
         elif callable(obj):
-            func_columns, params = _function_signature(name, obj, columns)
-            opt = tuple(optional_columns)
-            obj.__rewardkit_columns__ = func_columns  # type: ignore[attr-defined]
-            obj.__rewardkit_optional_columns__ = opt  # type: ignore[attr-defined]
-            func = obj
-
-            def factory(**kw: Any) -> Reward:
-                return FunctionReward(func, name, **kw)
-
-            info = RewardInfo(
-                name, func_columns, opt, params, description or _first_line(obj.__doc__), _source(obj)
-            )
+            required, params = _function_signature(name, obj, columns)
+            optional = tuple(optional_columns)
+            factory = functools.partial(FunctionReward, obj, name, required, optional)
         else:
             raise ValueError(f"cannot register {name!r}: {obj!r} is neither a function nor a Reward class")
+        info = RewardInfo(
+            name, required, optional, params, description or _first_line(obj.__doc__), _source(obj)
+        )
         with _lock:
             if name in _registry:
                 raise ValueError(
                     f"a reward named {name!r} is already registered (from {_registry[name].info.source}); "
                     "pick another name or unregister it first"
                 )
+            if cls is not None:  # only now that nothing can fail: the class carries its registration
+                cls.name, cls.columns, cls.optional_columns = name, required, optional
             _registry[name] = _Entry(info, factory)
         return obj
 

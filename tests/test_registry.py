@@ -116,6 +116,9 @@ def test_register_reward_class() -> None:
                 return Verdict(None, "no_minimum")
             return Verdict(self.scale if len(text) >= minimum else 0.0)
 
+    with pytest.raises(ValueError, match="already registered as 'min_length'; subclass it"):
+        rewardkit.register("min_length_alias", columns=["minimum"])(MinLength)
+
     reward = rewardkit.get("min_length", scale=2.0)
     scored = reward.score_detailed(["abc", "a", "x"], minimum=[2, 2, None])
     assert scored.values == [2.0, 0.0, None]
@@ -234,3 +237,27 @@ def test_broken_entry_point_warns_and_keeps_builtins(tmp_path: Path, monkeypatch
     with pytest.warns(RuntimeWarning, match="could not load reward plugin 'broken'"):
         registry.reload_entry_points()
     assert rewardkit.get("countdown").__name__ == "countdown"
+
+
+def test_one_function_under_two_names_keeps_each_registration() -> None:
+    def echo(completions: list[str], **kwargs: Any) -> list[float]:
+        return [float(len(kwargs)) for _ in completions]
+
+    rewardkit.register("echo_a", columns=["a"])(echo)
+    rewardkit.register("echo_b", columns=["b", "c"])(echo)
+    assert rewardkit.get("echo_a").required_columns == ("a",)
+    assert rewardkit.get("echo_b").required_columns == ("b", "c")
+    assert rewardkit.get("echo_a")(["x"], a=[1], unused=[2]) == [1.0]  # only declared columns reach it
+
+
+def test_failed_class_registration_leaves_the_class_untouched() -> None:
+    @dataclass(frozen=True)
+    class Twin(ItemReward):
+        def score_one(self, text: str, *values: Any) -> Verdict:
+            return Verdict(1.0)
+
+    with pytest.raises(ValueError, match="already registered"):
+        rewardkit.register("format")(Twin)
+    assert Twin.name == ""
+    rewardkit.register("twin")(Twin)
+    assert rewardkit.get("twin")(["a"]) == [1.0]
