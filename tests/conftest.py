@@ -22,6 +22,11 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {},
         "expected": 1.0,
     },
+    "math": {
+        "completion": "<think>half of it</think><answer>\\boxed{\\dfrac{1}{2}}</answer>",
+        "columns": {"solution": "The answer is $\\boxed{0.5}$."},
+        "expected": 1.0,
+    },
     "r1v_acc": {
         "completion": "<think>I count them</think><answer>3</answer>",
         "columns": {"solution": "<answer> 3 </answer>"},

@@ -1,0 +1,379 @@
+"""Math answer equivalence: cheap sound checks in the parent, Math-Verify in killable worker processes.
+
+The order of work for a batch of (gold, prediction) pairs:
+
+1. dedup: identical pairs are judged once; a bounded LRU keeps verdicts across batches;
+2. fast exact paths, only where sound: identical normalised strings are equal; two plain numbers
+   (integers, decimals, simple fractions) compare as exact rationals;
+3. guards: answers that are too long, nested too deeply, or hold numeric power towers or factorials too
+   large to compute get 0.0 with a reason, without touching SymPy;
+4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
+   replaced when it overruns) and a memory cap. A pair that runs past ``slow_after_s`` stops counting
+   against the pool's concurrency, so a few slow pairs cannot hold up the rest of the batch.
+
+>>> from rewardkit.equivalence import fast_verdict, guard
+>>> fast_verdict("\\\\dfrac{1}{2}", "\\\\frac{1}{2}"), fast_verdict("0.5", "1/2"), fast_verdict("x+1", "1+x")
+(True, True, None)
+>>> guard("9^{9^{9^{9}}}", max_chars=1000), guard("(10^{7})!", max_chars=1000), guard("x^2", max_chars=1000)
+('huge_power', 'huge_factorial', None)
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import math
+import multiprocessing
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+__all__ = [
+    "Check",
+    "MathVerifier",
+    "default_workers",
+    "fast_verdict",
+    "get_verifier",
+    "guard",
+    "normalise",
+    "require_math",
+    "shutdown",
+]
+
+#: (equal, reason): ``equal`` is None when the pair cannot be judged (the gold is unreadable).
+Result = tuple[bool | None, str | None]
+
+MAX_POWER_DIGITS = 100_000  # a power with more digits than this is refused, not computed
+MAX_FACTORIAL = 1_000
+MAX_DEPTH = 40  # brace nesting
+
+
+def require_math() -> None:
+    """Raise an ImportError that names the extra when Math-Verify or pebble is missing."""
+    missing = [m for m in ("math_verify", "pebble") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ImportError(f"the math reward needs {' and '.join(missing)}: pip install 'rewardkit[math]'")
+
+
+def default_workers() -> int:
+    """``REWARDKIT_MATH_WORKERS`` if set, else the CPUs this process may use."""
+    configured = os.environ.get("REWARDKIT_MATH_WORKERS", "").strip()
+    if configured:
+        workers = int(configured)
+        if workers < 1:
+            raise ValueError(f"REWARDKIT_MATH_WORKERS must be at least 1, got {configured!r}")
+        return workers
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------- fast exact paths
+
+_SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|\s+")
+_PLAIN_NUMBER = re.compile(r"([+-]?)(?:(\d+(?:\.\d+)?)|(\d+)/(\d+)|\\frac\{(\d+)\}\{(\d+)\})")
+
+
+def normalise(answer: str) -> str:
+    """Drop what never changes a value: spacing commands, ``\\left``/``\\right``, dollar signs, white space,
+    ``\\dfrac``/``\\tfrac`` spellings and a trailing full stop.
+
+    >>> normalise("\\\\$32 , \\\\!348.")
+    '32,348'
+    """
+    text = _SPACING.sub("", answer).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    return text[:-1] if text.endswith(".") else text
+
+
+def plain_number(answer: str) -> Fraction | None:
+    """An integer, decimal or simple fraction (``3``, ``-0.25``, ``7/2``, ``\\frac{7}{2}``) as a Fraction."""
+    match = _PLAIN_NUMBER.fullmatch(answer)
+    if match is None or len(answer) > 200:
+        return None
+    sign, decimal, num, den, fnum, fden = match.groups()
+    if decimal is not None:
+        value = Fraction(decimal)
+    else:
+        denominator = int(den or fden)
+        if denominator == 0:
+            return None
+        value = Fraction(int(num or fnum), denominator)
+    return -value if sign == "-" else value
+
+
+def fast_verdict(prediction: str, gold: str) -> bool | None:
+    """``True``/``False`` when a sound exact check decides the pair, else ``None`` (ask SymPy)."""
+    p, g = normalise(prediction), normalise(gold)
+    if p == g:
+        return True
+    pn, gn = plain_number(p), plain_number(g)
+    if pn is not None and gn is not None:
+        return pn == gn
+    return None
+
+
+# --------------------------------------------------------------------------- guards
+
+_SMALL_POWER = re.compile(r"(\d+)\s*\^\s*(?:\{\s*(\d+)\s*\}|(\d))")
+_BIG = "\u2603"  # stands for an already-large power, so a tower built on it is refused
+_FACTORIAL = re.compile(r"(\d+|" + _BIG + r")\s*\)?\s*\}?\s*!")
+
+
+def _max_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "{(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "})":
+            depth -= 1
+    return deepest
+
+
+def guard(prediction: str, *, max_chars: int) -> str | None:
+    """A reason to refuse ``prediction`` without SymPy, or ``None``.
+
+    Numeric powers are folded innermost first: ``b^{e}`` with at most 15 digits becomes its value, a
+    larger one a marker; a power whose exponent is a marker, or with more than ``MAX_POWER_DIGITS``
+    digits, is a ``huge_power``. Factorials of more than ``MAX_FACTORIAL`` are ``huge_factorial``.
+    """
+    if len(prediction) > max_chars:
+        return "answer_too_long"
+    if _max_depth(prediction) > MAX_DEPTH:
+        return "too_deep"
+    text = prediction
+    if "^" in text:
+        text = text.replace("\\left", "").replace("\\right", "")
+        for _ in range(64):
+            if _BIG + "}" in text or re.search(r"\^\s*\{?\s*" + _BIG, text):
+                return "huge_power"
+            match = _SMALL_POWER.search(text)
+            if match is None:
+                break
+            base, exponent = int(match.group(1)), int(match.group(2) or match.group(3))
+            digits = exponent * math.log10(base) if base > 1 else 1.0
+            if digits > MAX_POWER_DIGITS:
+                return "huge_power"
+            value = str(base**exponent) if digits <= 15 else _BIG
+            text = text[: match.start()] + value + text[match.end() :]
+    if "!" in text:
+        for match in _FACTORIAL.finditer(text):
+            token = match.group(1)
+            if token == _BIG or int(token) > MAX_FACTORIAL:
+                return "huge_factorial"
+    return None
+
+
+# --------------------------------------------------------------------------- the verifier
+
+
+@dataclass(frozen=True)
+class Check:
+    """One pair to judge. ``anchored``: ``prediction`` is a completion's tail to search for an answer."""
+
+    gold: str
+    prediction: str
+    anchored: bool = False
+
+
+def _clean(text: str) -> str:
+    """Strings that cannot be encoded (lone surrogates) are repaired before they reach a worker."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+_TRANSIENT = {"timeout", "worker_crashed", "memory_limit"}
+
+
+class MathVerifier:
+    """Judges (gold, prediction) pairs; owns a pebble process pool and an LRU of verdicts. Thread-safe."""
+
+    def __init__(
+        self,
+        workers: int,
+        memory_mb: int = 2048,
+        cache_size: int = 100_000,
+        overdue_slots: int | None = None,
+    ) -> None:
+        require_math()
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+        self.memory_mb = memory_mb
+        self.overdue_slots = workers if overdue_slots is None else overdue_slots
+        self.cache_size = cache_size
+        self._cache: OrderedDict[Check, Result] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool: Any = None
+        self.stats = {"pairs": 0, "cache_hits": 0, "fast_path": 0, "guarded": 0, "verified": 0, "timeouts": 0}
+
+    # -- pool
+    def _get_pool(self) -> Any:
+        with self._lock:
+            if self._pool is None or not self._pool.active:
+                import pebble
+
+                context = multiprocessing.get_context("forkserver")
+                # Workers fork from a server that already imported SymPy: a killed worker is replaced in
+                # milliseconds, not the seconds a fresh import takes.
+                context.set_forkserver_preload(["rewardkit._mathworker"])
+                self._pool = pebble.ProcessPool(
+                    max_workers=self.workers + self.overdue_slots,
+                    initializer=_worker_init,
+                    initargs=(self.memory_mb,),
+                    context=context,
+                )
+            return self._pool
+
+    def ready(self, timeout_s: float = 30.0) -> bool:
+        """True when a worker answers within ``timeout_s`` (starting the pool if needed)."""
+        try:
+            return bool(self._get_pool().schedule(_worker_ping).result(timeout=timeout_s))
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.stop()
+                self._pool.join(timeout=10)
+                self._pool = None
+
+    # -- cache
+    def _cached(self, key: Check) -> Result | None:
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+            return hit
+
+    def _remember(self, key: Check, result: Result) -> None:
+        if result[1] in _TRANSIENT or self.cache_size <= 0:
+            return
+        with self._lock:
+            self._cache[key] = result
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+
+    # -- judging
+    def verify_many(
+        self, checks: Sequence[Check], *, timeout_s: float, max_chars: int = 1000, guards: bool = True
+    ) -> list[Result]:
+        """Judge every check; each distinct one once. Never raises for a single bad pair."""
+        unique = list(dict.fromkeys(checks))
+        results: dict[Check, Result] = {}
+        todo: list[Check] = []
+        for check in unique:
+            hit = self._cached(check)
+            if hit is not None:
+                results[check] = hit
+                self.stats["cache_hits"] += 1
+                continue
+            if not check.anchored:
+                decided = fast_verdict(check.prediction, check.gold)
+                if decided is not None:
+                    results[check] = (decided, None)
+                    self.stats["fast_path"] += 1
+                    continue
+                refused = guard(check.prediction, max_chars=max_chars) if guards else None
+                if refused is not None:
+                    results[check] = (False, refused)
+                    self.stats["guarded"] += 1
+                    continue
+            todo.append(check)
+        if todo:
+            results.update(self._run(todo, timeout_s))
+        for check in unique:
+            self._remember(check, results[check])
+        self.stats["pairs"] += len(checks)
+        return [results[check] for check in checks]
+
+    def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
+        pool = self._get_pool()
+        soft = max(timeout_s - 0.2, timeout_s * 0.8)
+        slow_after = min(0.5, timeout_s / 4)
+        queue = list(reversed(todo))
+        running: dict[Future[Result], tuple[Check, float]] = {}
+        results: dict[Check, Result] = {}
+        while queue or running:
+            now = time.monotonic()
+            overdue = sum(1 for _, started in running.values() if now - started > slow_after)
+            while (
+                queue
+                and len(running) - overdue < self.workers
+                and len(running) < self.workers + self.overdue_slots
+            ):
+                check = queue.pop()
+                future = pool.schedule(
+                    _worker_check,
+                    args=(_clean(check.gold), _clean(check.prediction), check.anchored, soft),
+                    timeout=timeout_s,
+                )
+                running[future] = (check, time.monotonic())
+            done, _ = wait(list(running), timeout=slow_after / 2, return_when=FIRST_COMPLETED)
+            for future in done:
+                check, _ = running.pop(future)
+                results[check] = self._outcome(future)
+        self.stats["verified"] += len(todo)
+        return results
+
+    def _outcome(self, future: Future[Result]) -> Result:
+        try:
+            return future.result()
+        except TimeoutError:
+            self.stats["timeouts"] += 1
+            return False, "timeout"
+        except MemoryError:
+            return False, "memory_limit"
+        except Exception as exc:
+            name = type(exc).__name__
+            return False, "worker_crashed" if name == "ProcessExpired" else f"verify_error:{name}"
+
+
+def _worker_init(memory_mb: int) -> None:
+    from rewardkit._mathworker import init_worker
+
+    init_worker(memory_mb)
+
+
+def _worker_check(gold: str, prediction: str, anchored: bool, soft_timeout_s: float) -> Result:
+    from rewardkit._mathworker import check
+
+    return check(gold, prediction, anchored, soft_timeout_s)
+
+
+def _worker_ping() -> bool:
+    return True
+
+
+_verifiers: dict[tuple[int, int], MathVerifier] = {}
+_verifiers_lock = threading.Lock()
+
+
+def get_verifier(workers: int | None = None, memory_mb: int = 2048) -> MathVerifier:
+    """The process-wide verifier for this pool shape (pools are shared, not one per reward object)."""
+    key = (workers or default_workers(), memory_mb)
+    with _verifiers_lock:
+        verifier = _verifiers.get(key)
+        if verifier is None:
+            verifier = _verifiers[key] = MathVerifier(*key)
+        return verifier
+
+
+@atexit.register
+def shutdown() -> None:
+    """Stop every worker pool (also run at interpreter exit)."""
+    with _verifiers_lock:
+        verifiers = list(_verifiers.values())
+        _verifiers.clear()
+    for verifier in verifiers:
+        verifier.close()
