@@ -24,6 +24,7 @@ import atexit
 import importlib.util
 import math
 import multiprocessing
+import multiprocessing.context
 import os
 import re
 import threading
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from fractions import Fraction
+from multiprocessing import popen_forkserver, spawn
 from typing import Any
 
 __all__ = [
@@ -119,7 +121,8 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
 
 # --------------------------------------------------------------------------- guards
 
-_SMALL_POWER = re.compile(r"(\d+)\s*\^\s*(?:\{\s*(\d+)\s*\}|(\d))")
+# A numeric power not itself raised further (the top of a chain a^b^c, or the innermost of a^{b^{c}}).
+_SMALL_POWER = re.compile(r"(\d+)\s*\^\s*(?:\{\s*(\d+)\s*\}|(\d))(?!\s*\^)")
 _BIG = "\u2603"  # stands for an already-large power, so a tower built on it is refused
 _FACTORIAL = re.compile(r"(\d+|" + _BIG + r")\s*\)?\s*\}?\s*!")
 
@@ -160,6 +163,8 @@ def guard(prediction: str, *, max_chars: int) -> str | None:
             if digits > MAX_POWER_DIGITS:
                 return "huge_power"
             value = str(base**exponent) if digits <= 15 else _BIG
+            if text[: match.start()].rstrip().endswith("^"):  # an exponent itself: keep it one group
+                value = "{" + value + "}"
             text = text[: match.start()] + value + text[match.end() :]
     if "!" in text:
         for match in _FACTORIAL.finditer(text):
@@ -202,8 +207,18 @@ class MathVerifier:
         memory_mb: int = 2048,
         cache_size: int = 100_000,
         overdue_slots: int | None = None,
+        soft_timeouts: bool = True,
     ) -> None:
+        """Args:
+        workers: processes that verify concurrently.
+        memory_mb: address-space cap per worker (0: none).
+        cache_size: verdicts kept across batches (LRU).
+        overdue_slots: extra processes for pairs running past ``slow_after_s`` (default: ``workers``).
+        soft_timeouts: interrupt Python-level work in the worker just before the hard limit, so the
+            worker survives; without them every overrun is a kill and a replacement.
+        """
         require_math()
+        self.soft_timeouts = soft_timeouts
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
@@ -221,10 +236,7 @@ class MathVerifier:
             if self._pool is None or not self._pool.active:
                 import pebble
 
-                context = multiprocessing.get_context("forkserver")
-                # Workers fork from a server that already imported SymPy: a killed worker is replaced in
-                # milliseconds, not the seconds a fresh import takes.
-                context.set_forkserver_preload(["rewardkit._mathworker"])
+                context = _bare_forkserver_context()
                 self._pool = pebble.ProcessPool(
                     max_workers=self.workers + self.overdue_slots,
                     initializer=_worker_init,
@@ -299,7 +311,8 @@ class MathVerifier:
 
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
         pool = self._get_pool()
-        soft = max(timeout_s - 0.2, timeout_s * 0.8)
+        # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
+        soft = max(timeout_s - 0.2, timeout_s * 0.8) if self.soft_timeouts else 86_400.0
         slow_after = min(0.5, timeout_s / 4)
         queue = list(reversed(todo))
         running: dict[Future[Result], tuple[Check, float]] = {}
@@ -337,6 +350,50 @@ class MathVerifier:
         except Exception as exc:
             name = type(exc).__name__
             return False, "worker_crashed" if name == "ProcessExpired" else f"verify_error:{name}"
+
+
+# Workers fork from a forkserver that already imported SymPy and Math-Verify, so a killed worker is
+# replaced in milliseconds. multiprocessing would also re-import the parent's __main__ script in every
+# worker (for a trainer: torch, transformers, the whole CLI), or break on a script without a main guard;
+# the workers need nothing from __main__, so their start data leaves it out.
+_launching_bare = threading.local()
+
+
+class _BarePopen(popen_forkserver.Popen):
+    def _launch(self, process_obj: Any) -> None:
+        _launching_bare.active = True
+        try:
+            super()._launch(process_obj)  # type: ignore[misc]
+        finally:
+            _launching_bare.active = False
+
+
+class _BareProcess(multiprocessing.context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _BarePopen(process_obj)
+
+
+class _BareForkServerContext(multiprocessing.context.ForkServerContext):
+    Process = _BareProcess
+
+
+def _bare_forkserver_context() -> multiprocessing.context.ForkServerContext:
+    original = spawn.get_preparation_data
+    if not getattr(original, "_rewardkit_bare", False):
+
+        def get_preparation_data(name: str) -> dict[str, Any]:
+            data: dict[str, Any] = original(name)
+            if getattr(_launching_bare, "active", False):
+                data.pop("init_main_from_path", None)
+                data.pop("init_main_from_name", None)
+            return data
+
+        get_preparation_data._rewardkit_bare = True  # type: ignore[attr-defined]
+        spawn.get_preparation_data = get_preparation_data
+    context = _BareForkServerContext()
+    context.set_forkserver_preload(["rewardkit._mathworker"])
+    return context
 
 
 def _worker_init(memory_mb: int) -> None:

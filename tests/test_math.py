@@ -1,0 +1,196 @@
+"""Math equivalence: extraction, fast paths, guards, and the worker pool (real processes, real kills)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import rewardkit
+from rewardkit.equivalence import Check, MathVerifier, fast_verdict, guard, normalise, plain_number
+from rewardkit.extract import last_boxed, math_answer, math_gold
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\\boxed{1}", "1"),
+        ("\\boxed{\\frac{1}{2}}", "\\frac{1}{2}"),
+        ("\\boxed {3}", "3"),
+        ("\\fbox{4}", "4"),
+        ("\\boxed{1} \\boxed{2}", "2"),
+        ("\\boxed{1} \\boxed{2", "1"),
+        ("\\boxed{{}", None),
+        ("\\boxed 5", None),
+        ("", None),
+    ],
+)
+def test_last_boxed(text: str, expected: str | None) -> None:
+    assert last_boxed(text) == expected
+
+
+@pytest.mark.timeout(10)
+def test_extraction_is_linear_on_hostile_text() -> None:
+    assert last_boxed("\\boxed{" * 200_000) is None
+    assert last_boxed("\\boxed{1}" + "\\boxed{{" * 100_000) == "1"
+    assert math_answer("<answer>" * 100_000 + "\\boxed{" * 100_000) is None
+
+
+def test_answer_and_gold_extraction() -> None:
+    assert math_answer("<answer>x \\boxed{2} y</answer>") == "2"
+    assert math_answer("<answer> 1/2 </answer>") == "1/2"
+    assert math_answer("\\boxed{3} <answer>4</answer>") == "4"
+    assert math_answer("nothing") is None
+    assert math_gold("so $\\boxed{12}$.") == "12"
+    assert math_gold("<answer>3</answer> \\boxed{4}") == "3"
+    assert math_gold(" 7 ") == "7"
+
+
+def test_normalise_and_fast_paths() -> None:
+    assert normalise("\\left( 1, \\dfrac{1}{2} \\right).") == "(1,\\frac{1}{2})"
+    assert plain_number("-\\frac{3}{4}") == Fraction(-3, 4)
+    assert plain_number("7/0") is None
+    assert plain_number("x") is None
+    assert fast_verdict("0.50", "\\tfrac{1}{2}") is True
+    assert fast_verdict("253", "255") is False
+    assert fast_verdict("x^2", "x*x") is None  # not decided here: SymPy's job
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("9^{9^{9^{9}}}", "huge_power"),
+        ("2^{2^{2^{2^{2^{2}}}}}", "huge_power"),
+        ("10^{200000}", "huge_power"),
+        ("9^9^9", "huge_power"),
+        ("(10^{7})!", "huge_factorial"),
+        ("100000!", "huge_factorial"),
+        ("1+" * 600 + "1", "answer_too_long"),
+        ("\\frac{1}{" * 50 + "2" + "}" * 50, "too_deep"),
+        ("2^{10}", None),
+        ("10^{100}", None),
+        ("e^{x^2}", None),
+        ("10!", None),
+        ("\\frac{1}{2}", None),
+    ],
+)
+def test_guards(answer: str, reason: str | None) -> None:
+    assert guard(answer, max_chars=1000) == reason
+
+
+def test_reasons_reach_the_caller() -> None:
+    scored = rewardkit.get("math", timeout_s=2.0).score_detailed(
+        ["\\boxed{5}", "no answer here", "\\boxed{}", "\\boxed{9^{9^{9^{9}}}}", "\\boxed{5}", 17],
+        solution=["5", "5", "5", "5", None, "5"],
+    )
+    assert scored.values == [1.0, 0.0, 0.0, 0.0, None, 0.0]
+    assert scored.reasons == [
+        None,
+        "no_answer",
+        "empty_answer",
+        "huge_power",
+        "missing_solution",
+        "invalid_completion",
+    ]
+
+
+def test_bad_parameters() -> None:
+    for params in (
+        {"timeout_s": 0},
+        {"timeout_s": "5"},
+        {"workers": 0},
+        {"memory_mb": 100},
+        {"max_answer_chars": 0},
+    ):
+        with pytest.raises(ValueError, match="math: "):
+            rewardkit.get("math", **params)
+    assert rewardkit.get("math", timeout_s=0.5).timeout_s == 0.5
+
+
+@pytest.fixture
+def verifier() -> Iterator[MathVerifier]:
+    v = MathVerifier(workers=1, memory_mb=1024, cache_size=100)
+    yield v
+    v.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_hang_is_interrupted_in_the_worker(verifier: MathVerifier) -> None:
+    """Guards off, so SymPy really starts on the tower; the worker's own alarm stops it in time."""
+    assert verifier.ready()
+    start = time.monotonic()
+    results = verifier.verify_many(
+        [Check("3", "9^{9^{9^{9}}}"), Check("x^2+2x+1", "(x+1)^2")], timeout_s=1.0, guards=False
+    )
+    assert results == [(False, "timeout"), (True, None)]
+    assert time.monotonic() - start < 1.0 + 2.0
+    assert verifier.stats["timeouts"] == 0  # no kill was needed
+
+
+@pytest.mark.timeout(60)
+def test_a_hang_is_killed_at_the_hard_limit_and_the_pool_recovers() -> None:
+    """Without the soft alarm only the parent's kill can stop the tower: the worker is killed, replaced."""
+    verifier = MathVerifier(workers=1, soft_timeouts=False)
+    try:
+        assert verifier.ready()
+        start = time.monotonic()
+        results = verifier.verify_many(
+            [Check("3", "9^{9^{9^{9}}}"), Check("x^2+2x+1", "(x+1)^2")], timeout_s=1.0, guards=False
+        )
+        elapsed = time.monotonic() - start
+        assert results == [(False, "timeout"), (True, None)]
+        assert elapsed < 1.0 + 2.0, f"took {elapsed:.1f}s for a 1 s limit"
+        assert verifier.stats["timeouts"] == 1
+        assert verifier.verify_many([Check("\\sqrt{8}", "2\\sqrt{2}")], timeout_s=1.0) == [(True, None)]
+    finally:
+        verifier.close()
+
+
+@pytest.mark.timeout(60)
+def test_fractional_timeouts_work(verifier: MathVerifier) -> None:
+    assert verifier.ready()
+    start = time.monotonic()
+    (result,) = verifier.verify_many([Check("3", "2^{2^{2^{2^{2^{2}}}}}")], timeout_s=0.5, guards=False)
+    assert result == (False, "timeout") or result[1] == "memory_limit"
+    assert time.monotonic() - start < 0.5 + 2.0
+
+
+def test_dedup_and_cache(verifier: MathVerifier) -> None:
+    pairs = [Check("(x+1)^2", "x^2+2x+1")] * 5 + [Check("(x+1)^2", "x^2+1")] * 3
+    assert verifier.verify_many(pairs, timeout_s=5.0) == [(True, None)] * 5 + [(False, None)] * 3
+    assert verifier.stats["verified"] == 2  # 8 pairs, 2 distinct
+    verifier.verify_many(pairs, timeout_s=5.0)
+    assert verifier.stats["verified"] == 2 and verifier.stats["cache_hits"] == 2
+
+
+def test_cache_is_bounded() -> None:
+    v = MathVerifier(workers=1, cache_size=3)
+    try:
+        v.verify_many([Check(str(i), str(i)) for i in range(10)], timeout_s=1.0)  # fast path, no workers
+        assert len(v._cache) == 3
+    finally:
+        v.close()
+
+
+def test_gold_unparseable_is_not_applicable(verifier: MathVerifier) -> None:
+    assert verifier.verify_many([Check("}{", "3")], timeout_s=5.0) == [(None, "gold_unparseable")]
+
+
+@pytest.mark.timeout(120)
+def test_workers_do_not_rerun_the_callers_script(tmp_path: Path) -> None:
+    """A trainer's entry script (no main guard here, heavy imports in real life) runs once, not per worker."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import rewardkit\n"
+        "print('SCRIPT BODY RAN', flush=True)\n"
+        "print(rewardkit.math_equivalence(['\\\\boxed{x^2+2x+1}'], solution=['(x+1)^2'], workers=2))\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("SCRIPT BODY RAN") == 1
+    assert "[1.0]" in proc.stdout
