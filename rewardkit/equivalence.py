@@ -8,8 +8,8 @@ The order of work for a batch of (gold, prediction) pairs:
 3. guards: answers that are too long, nested too deeply, or hold numeric power towers or factorials too
    large to compute get 0.0 with a reason, without touching SymPy;
 4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
-   replaced when it overruns) and a memory cap. A pair that runs past ``slow_after_s`` stops counting
-   against the pool's concurrency, so a few slow pairs cannot hold up the rest of the batch.
+   replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
+   takes their share of the batch, so a few slow pairs cannot hold up the rest.
 
 >>> from rewardkit.equivalence import fast_verdict, guard
 >>> fast_verdict("\\\\dfrac{1}{2}", "\\\\frac{1}{2}"), fast_verdict("0.5", "1/2"), fast_verdict("x+1", "1+x")
@@ -213,7 +213,8 @@ class MathVerifier:
         workers: processes that verify concurrently.
         memory_mb: address-space cap per worker (0: none).
         cache_size: verdicts kept across batches (LRU).
-        overdue_slots: extra processes for pairs running past ``slow_after_s`` (default: ``workers``).
+        overdue_slots: processes of the spill pool, which takes over from main workers stuck on a slow
+            pair (default: 4 x ``workers``; started only when first needed).
         soft_timeouts: interrupt Python-level work in the worker just before the hard limit, so the
             worker survives; without them every overrun is a kill and a replacement.
         """
@@ -223,27 +224,35 @@ class MathVerifier:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
         self.memory_mb = memory_mb
-        self.overdue_slots = workers if overdue_slots is None else overdue_slots
+        self.overdue_slots = 4 * workers if overdue_slots is None else overdue_slots
         self.cache_size = cache_size
         self._cache: OrderedDict[Check, Result] = OrderedDict()
         self._lock = threading.Lock()
-        self._pool: Any = None
-        self.stats = {"pairs": 0, "cache_hits": 0, "fast_path": 0, "guarded": 0, "verified": 0, "timeouts": 0}
+        self._pools: dict[str, Any] = {}
+        self.stats = {
+            "pairs": 0,
+            "cache_hits": 0,
+            "fast_path": 0,
+            "guarded": 0,
+            "verified": 0,
+            "timeouts": 0,
+            "spilled": 0,
+        }
 
-    # -- pool
-    def _get_pool(self) -> Any:
+    # -- pools: "main" does the work; "spill" stands in for main workers stuck on overdue pairs
+    def _get_pool(self, kind: str = "main") -> Any:
         with self._lock:
-            if self._pool is None or not self._pool.active:
+            pool = self._pools.get(kind)
+            if pool is None or not pool.active:
                 import pebble
 
-                context = _bare_forkserver_context()
-                self._pool = pebble.ProcessPool(
-                    max_workers=self.workers + self.overdue_slots,
+                pool = self._pools[kind] = pebble.ProcessPool(
+                    max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
                     initializer=_worker_init,
                     initargs=(self.memory_mb,),
-                    context=context,
+                    context=_bare_forkserver_context(),
                 )
-            return self._pool
+            return pool
 
     def ready(self, timeout_s: float = 30.0) -> bool:
         """True when a worker answers within ``timeout_s`` (starting the pool if needed)."""
@@ -254,10 +263,10 @@ class MathVerifier:
 
     def close(self) -> None:
         with self._lock:
-            if self._pool is not None:
-                self._pool.stop()
-                self._pool.join(timeout=10)
-                self._pool = None
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.stop()
+            pool.join(timeout=10)
 
     # -- cache
     def _cached(self, key: Check) -> Result | None:
@@ -310,32 +319,50 @@ class MathVerifier:
         return [results[check] for check in checks]
 
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
-        pool = self._get_pool()
+        """Run pairs on the main pool, two in flight per worker (so a worker never waits for its next
+        pair). Each main worker stuck on a pair past ``slow_after`` lets two pairs run on the spill pool
+        instead, and pairs queued behind stuck workers move there; so a few slow pairs delay the batch
+        by at most about their own hard limit, while normal work keeps its warm caches on the main pool.
+        """
+        main = self._get_pool("main")
         # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
         soft = max(timeout_s - 0.2, timeout_s * 0.8) if self.soft_timeouts else 86_400.0
         slow_after = min(0.5, timeout_s / 4)
+        budget = 2 * self.workers
         queue = list(reversed(todo))
-        running: dict[Future[Result], tuple[Check, float]] = {}
+        on_main: dict[Future[Result], Check] = {}
+        on_spill: dict[Future[Result], Check] = {}
+        started: dict[Future[Result], float] = {}
         results: dict[Check, Result] = {}
-        while queue or running:
+
+        def submit(pool: Any, check: Check) -> Future[Result]:
+            args = (_clean(check.gold), _clean(check.prediction), check.anchored, soft)
+            return pool.schedule(_worker_check, args=args, timeout=timeout_s)  # type: ignore[no-any-return]
+
+        while queue or on_main or on_spill:
             now = time.monotonic()
-            overdue = sum(1 for _, started in running.values() if now - started > slow_after)
-            while (
-                queue
-                and len(running) - overdue < self.workers
-                and len(running) < self.workers + self.overdue_slots
-            ):
+            for future in (*on_main, *on_spill):
+                if future not in started and future.running():
+                    started[future] = now
+            stuck = [f for f in on_main if now - started.get(f, now) > slow_after]
+            if len(stuck) >= self.workers:  # every main worker is stuck: nothing queued there will start soon
+                for future in [f for f in on_main if f not in started]:
+                    if future.cancel():
+                        queue.append(on_main.pop(future))
+            while queue and len(on_main) - len(stuck) < budget and len(stuck) < self.workers:
                 check = queue.pop()
-                future = pool.schedule(
-                    _worker_check,
-                    args=(_clean(check.gold), _clean(check.prediction), check.anchored, soft),
-                    timeout=timeout_s,
-                )
-                running[future] = (check, time.monotonic())
-            done, _ = wait(list(running), timeout=slow_after / 2, return_when=FIRST_COMPLETED)
+                on_main[submit(main, check)] = check
+            spill_budget = 2 * min(len(stuck), self.overdue_slots)
+            spill_stuck = sum(1 for f in on_spill if now - started.get(f, now) > slow_after)
+            while queue and len(on_spill) - spill_stuck < spill_budget:
+                check = queue.pop()
+                on_spill[submit(self._get_pool("spill"), check)] = check
+                self.stats["spilled"] += 1
+            done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
             for future in done:
-                check, _ = running.pop(future)
+                check = on_main.pop(future) if future in on_main else on_spill.pop(future)
                 results[check] = self._outcome(future)
+                started.pop(future, None)
         self.stats["verified"] += len(todo)
         return results
 
