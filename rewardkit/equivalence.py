@@ -214,7 +214,7 @@ class MathVerifier:
         memory_mb: address-space cap per worker (0: none).
         cache_size: verdicts kept across batches (LRU).
         overdue_slots: processes of the spill pool, which takes over from main workers stuck on a slow
-            pair (default: 4 x ``workers``; started only when first needed).
+            pair (default: 4 x ``workers``; started in the background with the main pool).
         soft_timeouts: interrupt Python-level work in the worker just before the hard limit, so the
             worker survives; without them every overrun is a kill and a replacement.
         """
@@ -252,6 +252,8 @@ class MathVerifier:
                     initargs=(self.memory_mb,),
                     context=_bare_forkserver_context(),
                 )
+                if kind == "main" and self.overdue_slots:  # warm the spill pool before it is needed
+                    threading.Thread(target=self._get_pool, args=("spill",), daemon=True).start()
             return pool
 
     def ready(self, timeout_s: float = 30.0) -> bool:
@@ -319,17 +321,18 @@ class MathVerifier:
         return [results[check] for check in checks]
 
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
-        """Run pairs on the main pool, two in flight per worker (so a worker never waits for its next
-        pair). Each main worker stuck on a pair past ``slow_after`` lets two pairs run on the spill pool
-        instead, and pairs queued behind stuck workers move there; so a few slow pairs delay the batch
-        by at most about their own hard limit, while normal work keeps its warm caches on the main pool.
+        """Run pairs on the main pool, one per worker, so nothing ever waits behind a stuck worker (and
+        nothing has to be cancelled: pebble cancels by killing). While main workers are stuck on pairs
+        past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by
+        about their own hard limit, while normal work keeps its warm caches on the main pool.
         """
         main = self._get_pool("main")
         # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
         soft = max(timeout_s - 0.2, timeout_s * 0.8) if self.soft_timeouts else 86_400.0
         slow_after = min(0.5, timeout_s / 4)
-        budget = 2 * self.workers
-        queue = list(reversed(todo))
+        # Riskiest first: a slow pair started early overlaps the rest of the batch instead of adding its
+        # whole time limit at the end. (queue.pop() takes from the end.)
+        queue = sorted(todo, key=_risk)
         on_main: dict[Future[Result], Check] = {}
         on_spill: dict[Future[Result], Check] = {}
         started: dict[Future[Result], float] = {}
@@ -340,24 +343,17 @@ class MathVerifier:
             return pool.schedule(_worker_check, args=args, timeout=timeout_s)  # type: ignore[no-any-return]
 
         while queue or on_main or on_spill:
-            now = time.monotonic()
-            for future in (*on_main, *on_spill):
-                if future not in started and future.running():
-                    started[future] = now
-            stuck = [f for f in on_main if now - started.get(f, now) > slow_after]
-            if len(stuck) >= self.workers:  # every main worker is stuck: nothing queued there will start soon
-                for future in [f for f in on_main if f not in started]:
-                    if future.cancel():
-                        queue.append(on_main.pop(future))
-            while queue and len(on_main) - len(stuck) < budget and len(stuck) < self.workers:
+            while queue and len(on_main) < self.workers:
                 check = queue.pop()
                 on_main[submit(main, check)] = check
-            spill_budget = 2 * min(len(stuck), self.overdue_slots)
-            spill_stuck = sum(1 for f in on_spill if now - started.get(f, now) > slow_after)
-            while queue and len(on_spill) - spill_stuck < spill_budget:
-                check = queue.pop()
-                on_spill[submit(self._get_pool("spill"), check)] = check
-                self.stats["spilled"] += 1
+            now = time.monotonic()
+            for future in on_main:
+                started.setdefault(future, now)
+            if queue and any(now - started[f] > slow_after for f in on_main):
+                while queue and len(on_spill) < self.overdue_slots:
+                    check = queue.pop()
+                    on_spill[submit(self._get_pool("spill"), check)] = check
+                    self.stats["spilled"] += 1
             done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
             for future in done:
                 check = on_main.pop(future) if future in on_main else on_spill.pop(future)
@@ -421,6 +417,13 @@ def _bare_forkserver_context() -> multiprocessing.context.ForkServerContext:
     context = _BareForkServerContext()
     context.set_forkserver_preload(["rewardkit._mathworker"])
     return context
+
+
+def _risk(check: Check) -> float:
+    """How likely a pair is to be slow in SymPy: powers of powers, factorials, nesting, length."""
+    text = check.prediction
+    towers = len(re.findall(r"\^\s*\{[^{}]*\^", text))  # an exponent that holds a power
+    return 10 * towers + 10 * text.count("!") + _max_depth(text) + len(text) / 200
 
 
 def _worker_init(memory_mb: int) -> None:
