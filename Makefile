@@ -41,6 +41,7 @@ test: lint typecheck pytest
 
 bench: install
 	$(BIN)/python bench/text_rewards.py
+	$(BIN)/python bench/math_throughput.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -54,8 +54,9 @@ def load(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def descendants_peak_rss_mb() -> list[tuple[int, float]]:
-    """(pid, peak RSS in MB) of every process below this one (the forkserver and its workers)."""
+def descendants_peak_rss_mb() -> list[tuple[str, int, float]]:
+    """(role, pid, peak RSS in MB) of every process below this one: the helpers started by
+    multiprocessing (forkserver, resource tracker) and, below the forkserver, the workers."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -64,21 +65,25 @@ def descendants_peak_rss_mb() -> list[tuple[int, float]]:
                 parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-    found, frontier = [], [os.getpid()]
+    found: list[tuple[int, int]] = []
+    frontier = [(os.getpid(), 0)]
     while frontier:
-        pid = frontier.pop()
+        pid, depth = frontier.pop()
         for child, parent in parents.items():
             if parent == pid:
-                found.append(child)
-                frontier.append(child)
+                found.append((child, depth + 1))
+                frontier.append((child, depth + 1))
     out = []
-    for pid in found:
+    for pid, depth in sorted(found, key=lambda item: (item[1], item[0])):
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    out.append((pid, int(line.split()[1]) / 1024))
+            status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
+        role = "worker" if depth > 1 else "forkserver" if "forkserver" in cmd else "helper"
+        for line in status:
+            if line.startswith("VmHWM:"):
+                out.append((role, pid, int(line.split()[1]) / 1024))
     return out
 
 
@@ -205,7 +210,18 @@ def main() -> None:
         "(it also imported ms-swift and torch for the baseline)"
     )
     for pid, mb in descendants_peak_rss_mb():
-        print(f"  child pid {pid}: {mb:.0f} MB")
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            cmd = ""
+        role = (
+            "forkserver"
+            if "forkserver" in cmd
+            else "resource tracker"
+            if "resource_tracker" in cmd
+            else "worker"
+        )
+        print(f"  {role} pid {pid}: {mb:.0f} MB")
 
 
 if __name__ == "__main__":

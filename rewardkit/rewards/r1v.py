@@ -7,6 +7,7 @@ it is 5`` scored 1.0 against gold 5) and took any digit it found (``3 or 4`` mat
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import re
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rewardkit.core import Completion, ItemReward, Verdict
+from rewardkit.core import Completion, ItemReward, Verdict, completion_text
 from rewardkit.extract import last_tag_block
 from rewardkit.registry import register
 
@@ -89,6 +90,8 @@ _cached_gold = functools.lru_cache(maxsize=4096, typed=True)(_gold)
 _RIGHT, _WRONG = Verdict(1.0), Verdict(0.0)
 _NO_ANSWER, _NO_NUMBER = Verdict(0.0, "no_answer"), Verdict(0.0, "no_number")
 _SEVERAL_NUMBERS, _MISSING_SOLUTION = Verdict(0.0, "several_numbers"), Verdict(None, "missing_solution")
+_TEXT_MISMATCH = Verdict(0.0)  # a distinct object: these items get the symbolic check
+SYMBOLIC_TIMEOUT_S = 5.0
 
 
 def _normalise(text: str) -> str:
@@ -117,7 +120,27 @@ class R1VAccuracy(ItemReward):
             if len(numbers) > 1:
                 return _SEVERAL_NUMBERS
             return _RIGHT if numbers.pop() == count else _WRONG
-        return _RIGHT if _normalise(answer) == _normalise(gold) else _WRONG
+        return _RIGHT if _normalise(answer) == _normalise(gold) else _TEXT_MISMATCH
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Verdict]:
+        """Rule 4: answers that differ from a non-count gold as text get a symbolic check (Math-Verify)."""
+        verdicts = super()._score(completions, columns, raise_on_error)
+        pending = [i for i, v in enumerate(verdicts) if v is _TEXT_MISMATCH]
+        if not pending or importlib.util.find_spec("math_verify") is None:
+            return verdicts  # without rewardkit[math] the text comparison stands
+        from rewardkit.equivalence import Check, get_verifier
+
+        checks = []
+        for i in pending:
+            text = completion_text(completions[i]) or ""
+            gold = parse_gold(columns["solution"][i]) or ""
+            checks.append(Check(gold, (last_tag_block(text, "answer") or "").strip()))
+        results = get_verifier().verify_many(checks, timeout_s=SYMBOLIC_TIMEOUT_S)
+        for i, (equal, reason) in zip(pending, results, strict=True):
+            verdicts[i] = Verdict(1.0 if equal else 0.0, reason)
+        return verdicts
 
 
 def r1v_accuracy(
@@ -127,7 +150,8 @@ def r1v_accuracy(
 
     The prediction is the content of the last ``<answer>`` block (never the whole completion). For a
     whole-number gold it must state exactly one number, in digits or as a word from zero to twenty; several
-    different numbers score 0.0. Other golds compare as case-insensitive, whitespace-normalised strings.
+    different numbers score 0.0. Other golds compare as case-insensitive, whitespace-normalised strings,
+    then, when those differ and ``rewardkit[math]`` is installed, by symbolic equivalence (Math-Verify).
 
     Args:
         completions: strings or chat message lists.
