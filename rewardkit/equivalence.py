@@ -147,6 +147,8 @@ def guard(prediction: str, *, max_chars: int) -> str | None:
     """
     if len(prediction) > max_chars:
         return "answer_too_long"
+    if not _encodable(prediction):  # lone surrogates: a model emitted broken text, not an answer
+        return "invalid_unicode"
     if _max_depth(prediction) > MAX_DEPTH:
         return "too_deep"
     text = prediction
@@ -186,13 +188,17 @@ class Check:
     anchored: bool = False
 
 
-def _clean(text: str) -> str:
-    """Strings that cannot be encoded (lone surrogates) are repaired before they reach a worker."""
+def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
+        return False
+    return True
+
+
+def _clean(text: str) -> str:
+    """Strings that cannot be encoded (lone surrogates) are repaired before they reach a worker."""
+    return text if _encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
 
 
 _TRANSIENT = {"timeout", "worker_crashed", "memory_limit"}

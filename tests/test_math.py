@@ -72,6 +72,7 @@ def test_normalise_and_fast_paths() -> None:
         ("100000!", "huge_factorial"),
         ("1+" * 600 + "1", "answer_too_long"),
         ("\\frac{1}{" * 50 + "2" + "}" * 50, "too_deep"),
+        ("\ud800 12", "invalid_unicode"),
         ("2^{10}", None),
         ("10^{100}", None),
         ("e^{x^2}", None),
