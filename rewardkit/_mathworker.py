@@ -43,8 +43,6 @@ def init_worker(memory_mb: int) -> None:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     signal.signal(signal.SIGALRM, _on_alarm)
-    # Math-Verify warns on every call that its own signal timeouts are off: ours are on, in this process.
-    logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 
 def _parse_answer(text: str) -> list[Any]:
@@ -98,3 +96,17 @@ def _check(
 def ping() -> bool:
     """Readiness probe: a worker answers."""
     return True
+
+
+def _warm_up() -> None:
+    """Build the parsers' lazy state once, here in the forkserver, so that every worker forked from it
+    (including each replacement of a killed one) starts warm instead of paying for it on its first pair."""
+    try:
+        verify(_parse_answer("x^2+1"), _parse_answer("\\frac{2}{2}+x^{2}"), timeout_seconds=None)
+    except Exception:  # a warm-up that fails costs the first pair some time, nothing more
+        pass
+
+
+# Math-Verify warns on every call that its own signal timeouts are off: ours are on, in these processes.
+logging.getLogger("math_verify").setLevel(logging.ERROR)
+_warm_up()

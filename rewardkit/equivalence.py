@@ -235,6 +235,7 @@ class MathVerifier:
         self._cache: OrderedDict[Check, Result] = OrderedDict()
         self._lock = threading.Lock()
         self._pools: dict[str, Any] = {}
+        self._pool_lock = threading.Lock()  # pools start slowly: the cache lock must not wait for them
         self.stats = {
             "pairs": 0,
             "cache_hits": 0,
@@ -247,7 +248,7 @@ class MathVerifier:
 
     # -- pools: "main" does the work; "spill" stands in for main workers stuck on overdue pairs
     def _get_pool(self, kind: str = "main") -> Any:
-        with self._lock:
+        with self._pool_lock:
             pool = self._pools.get(kind)
             if pool is None or not pool.active:
                 import pebble
@@ -270,7 +271,7 @@ class MathVerifier:
             return False
 
     def close(self) -> None:
-        with self._lock:
+        with self._pool_lock:
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.stop()

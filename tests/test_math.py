@@ -126,10 +126,10 @@ def test_a_hang_is_interrupted_in_the_worker(verifier: MathVerifier) -> None:
     assert verifier.ready()
     start = time.monotonic()
     results = verifier.verify_many(
-        [Check("3", "9^{9^{9^{9}}}"), Check("x^2+2x+1", "(x+1)^2")], timeout_s=1.0, guards=False
+        [Check("3", "9^{9^{9^{9}}}"), Check("x^2+2x+1", "(x+1)^2")], timeout_s=2.0, guards=False
     )
     assert results == [(False, "timeout"), (True, None)]
-    assert time.monotonic() - start < 1.0 + 2.0
+    assert time.monotonic() - start < 2.0 + 5.0  # minutes without the alarm
     assert verifier.stats["timeouts"] == 0  # no kill was needed
 
 
@@ -141,13 +141,13 @@ def test_a_hang_is_killed_at_the_hard_limit_and_the_pool_recovers() -> None:
         assert verifier.ready()
         start = time.monotonic()
         results = verifier.verify_many(
-            [Check("3", "9^{9^{9^{9}}}"), Check("x^2+2x+1", "(x+1)^2")], timeout_s=1.0, guards=False
+            [Check("3", "9^{9^{9^{9}}}"), Check("x^2+2x+1", "(x+1)^2")], timeout_s=2.0, guards=False
         )
         elapsed = time.monotonic() - start
         assert results == [(False, "timeout"), (True, None)]
-        assert elapsed < 1.0 + 2.0, f"took {elapsed:.1f}s for a 1 s limit"
+        assert elapsed < 2.0 + 5.0, f"took {elapsed:.1f}s for a 2 s limit"  # minutes without the kill
         assert verifier.stats["timeouts"] == 1
-        assert verifier.verify_many([Check("\\sqrt{8}", "2\\sqrt{2}")], timeout_s=1.0) == [(True, None)]
+        assert verifier.verify_many([Check("\\sqrt{8}", "2\\sqrt{2}")], timeout_s=5.0) == [(True, None)]
     finally:
         verifier.close()
 
@@ -158,7 +158,7 @@ def test_fractional_timeouts_work(verifier: MathVerifier) -> None:
     start = time.monotonic()
     (result,) = verifier.verify_many([Check("3", "2^{2^{2^{2^{2^{2}}}}}")], timeout_s=0.5, guards=False)
     assert result == (False, "timeout") or result[1] == "memory_limit"
-    assert time.monotonic() - start < 0.5 + 2.0
+    assert time.monotonic() - start < 0.5 + 5.0
 
 
 def test_dedup_and_cache(verifier: MathVerifier) -> None:
