@@ -209,18 +209,7 @@ def main() -> None:
         f"\npeak RSS: this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
         "(it also imported ms-swift and torch for the baseline)"
     )
-    for pid, mb in descendants_peak_rss_mb():
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            cmd = ""
-        role = (
-            "forkserver"
-            if "forkserver" in cmd
-            else "resource tracker"
-            if "resource_tracker" in cmd
-            else "worker"
-        )
+    for role, pid, mb in descendants_peak_rss_mb():
         print(f"  {role} pid {pid}: {mb:.0f} MB")
 
 
