@@ -96,6 +96,21 @@ def parse_func_spec(text: str) -> FuncSpec:
     return FuncSpec(name.strip(), params)
 
 
+@app.command("serve")
+def serve_command(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
+) -> None:
+    """Run the scoring service (POST /score, /get_reward, /rewards, /metrics; docs at /docs)."""
+    try:
+        import uvicorn
+    except ImportError:
+        err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
+        raise typer.Exit(2) from None
+    uvicorn.run("service.app:create_app", factory=True, host=host, port=port, workers=workers)
+
+
 @app.command("list")
 def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,

@@ -1,0 +1,45 @@
+"""Dependencies shared by the routes: settings, metrics, and the bearer-token check."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Header, HTTPException, Request
+
+from service.metrics import Metrics
+from service.settings import Settings
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_metrics(request: Request) -> Metrics:
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+
+
+def require_token(
+    settings: SettingsDep,
+    authorization: Annotated[str | None, Header(description="Bearer <REWARDKIT_API_TOKEN>")] = None,
+) -> None:
+    """401 unless the request carries the configured token (constant-time compare; nothing is logged)."""
+    if settings.api_token is None:
+        return
+    scheme, _, token = (authorization or "").partition(" ")
+    expected = settings.api_token.get_secret_value().encode()
+    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+        raise HTTPException(
+            status_code=401,
+            detail="missing or invalid bearer token (send 'Authorization: Bearer <REWARDKIT_API_TOKEN>')",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+Authorized = [Depends(require_token)]
