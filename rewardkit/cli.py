@@ -17,7 +17,7 @@ from rich.table import Table
 
 from rewardkit import __version__
 from rewardkit.core import RewardError
-from rewardkit.engine import FuncSpec, resolve, score_batch
+from rewardkit.engine import FuncSpec, resolve, result_keys, score_batch
 from rewardkit.registry import list_rewards
 from rewardkit.testing import CaseResult, GoldenCase, GoldenFileError, iter_golden_files, load_golden
 
@@ -221,14 +221,19 @@ def score_command(
         Path | None, typer.Option("--output", "-o", help="Write scored JSONL here (default: stdout).")
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Rows scored per batch.")] = 1024,
+    url: Annotated[
+        str | None, typer.Option(help="Score through a running service (e.g. http://127.0.0.1:8000).")
+    ] = None,
 ) -> None:
     """Score a JSONL file with one or more rewards; write each row with 'scores' and the summed 'reward'."""
     try:
         specs = [parse_func_spec(f) for f in func]
-        keys = [key for key, _, _ in resolve(specs)]
+        # Locally, build every reward now so a bad name or parameter fails before the file is read.
+        keys = [key for key, _, _ in resolve(specs)] if url is None else result_keys([s.name for s in specs])
     except RewardError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    scorer = _local_scorer if url is None else _remote_scorer(url)
     try:
         handle = input_file.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -254,7 +259,7 @@ def score_command(
                 columns: dict[str, list[Any]] = {}
                 for name in {k for row in chunk for k in row} - {"completion"}:
                     columns[name] = [row.get(name) for row in chunk]
-                result = score_batch(specs, [row["completion"] for row in chunk], columns)
+                result = scorer(specs, [row["completion"] for row in chunk], columns)
                 for key in keys:
                     summary.add(key, result.scores[key], result.errors.get(key))
                 for i, row in enumerate(chunk):
@@ -266,13 +271,28 @@ def score_command(
                     out.write(_dump(row) + "\n")
                 total += len(chunk)
                 progress.advance(task, nbytes)
-    except (GoldenFileError, RewardError) as exc:
+    except (GoldenFileError, RewardError, RuntimeError) as exc:  # RuntimeError: RewardServiceError
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     finally:
         if output:
             out.close()
     err.print(summary.table(total))
+
+
+def _local_scorer(specs: list[FuncSpec], completions: list[Any], columns: dict[str, list[Any]]) -> Any:
+    return score_batch(specs, completions, columns)
+
+
+def _remote_scorer(url: str) -> Any:
+    from rewardkit.client import RewardClient
+
+    client = RewardClient(url)
+
+    def scorer(specs: list[FuncSpec], completions: list[Any], columns: dict[str, list[Any]]) -> Any:
+        return client.score(specs, completions, **columns)
+
+    return scorer
 
 
 def _fmt(value: float | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from rewardkit.core import Completion, Reward, RewardError
 from rewardkit.registry import get
 
-__all__ = ["BatchResult", "FuncSpec", "resolve", "score_batch"]
+__all__ = ["BatchResult", "FuncSpec", "resolve", "result_keys", "score_batch"]
 
 
 @dataclass(frozen=True)
@@ -66,18 +66,29 @@ def resolve(funcs: Sequence[str | FuncSpec | Reward]) -> list[tuple[str, Reward,
     """
     if not funcs:
         raise RewardError("no reward requested")
-    out: list[tuple[str, Reward, float]] = []
-    seen: dict[str, int] = {}
+    built: list[tuple[Reward, float]] = []
     for func in funcs:
         if isinstance(func, Reward):
-            name, reward, weight = func.reward_name, func, 1.0
+            built.append((func, 1.0))
         else:
             spec = FuncSpec(func) if isinstance(func, str) else func
-            name, reward, weight = spec.name, get(spec.name, **dict(spec.params)), float(spec.weight)
+            built.append((get(spec.name, **dict(spec.params)), float(spec.weight)))
+    keys = result_keys([reward.reward_name for reward, _ in built])
+    return [(key, reward, weight) for key, (reward, weight) in zip(keys, built, strict=True)]
+
+
+def result_keys(names: Sequence[str]) -> list[str]:
+    """The keys of ``scores``/``errors``: the name, then ``name#2``, ``name#3`` for repeats.
+
+    >>> result_keys(["format", "countdown", "format"])
+    ['format', 'countdown', 'format#2']
+    """
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
         seen[name] = seen.get(name, 0) + 1
-        key = name if seen[name] == 1 else f"{name}#{seen[name]}"
-        out.append((key, reward, weight))
-    return out
+        keys.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return keys
 
 
 def score_batch(
