@@ -13,6 +13,7 @@ backoff (``Retry-After`` is honoured); other 4xx are raised at once as :class:`R
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import time
@@ -74,6 +75,14 @@ def _func_json(func: str | FuncSpec) -> str | dict[str, Any]:
     return {"name": func.name, "weight": func.weight, "params": dict(func.params)}
 
 
+def json_body(body: Any) -> bytes:
+    """UTF-8 JSON; text a model broke (lone surrogates) is sent \\u-escaped instead of failing the call."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode("ascii")
+
+
 def _chunks(n: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(start + size, n)) for start in range(0, n, size)] or [(0, 0)]
 
@@ -108,7 +117,9 @@ class _Retrying:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         token = token if token is not None else os.environ.get("REWARDKIT_API_TOKEN") or None
-        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.headers = {"Content-Type": "application/json"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
         self.timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
         self.max_batch = max_batch
@@ -174,7 +185,11 @@ class RewardClient(_Retrying):
     ) -> ScoreResult:
         """Score a batch with one or more rewards (split into requests of at most ``max_batch``)."""
         parts = [
-            self._result(self.request("POST", "/score", json=_body(funcs, completions, columns, start, end)))
+            self._result(
+                self.request(
+                    "POST", "/score", content=json_body(_body(funcs, completions, columns, start, end))
+                )
+            )
             for start, end in _chunks(len(completions), self.max_batch)
         ]
         return ScoreResult.merge(parts)
@@ -222,7 +237,7 @@ class AsyncRewardClient(_Retrying):
         chunks = _chunks(len(completions), self.max_batch)
         responses = await asyncio.gather(
             *(
-                self.request("POST", "/score", json=_body(funcs, completions, columns, s, e))
+                self.request("POST", "/score", content=json_body(_body(funcs, completions, columns, s, e)))
                 for s, e in chunks
             )
         )
@@ -271,6 +286,12 @@ class RemoteReward:
         columns = {k: kwargs[k] for k in self._columns or () if kwargs.get(k) is not None}
         result = client.score([FuncSpec(self.name, self.params)], completions, **columns)
         return result.scores[self.name]
+
+    def close(self) -> None:
+        """Close the HTTP connections (a new call reopens them)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"name": self.name, "base_url": self.base_url, "token": self.token, "params": self.params}

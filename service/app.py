@@ -38,17 +38,21 @@ class LimitsAndMetrics:
         start = time.perf_counter()
         status = {"code": 500}
         received = 0
+        exceeded = False
 
         async def limited_receive() -> Message:
-            nonlocal received
+            nonlocal received, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
+                    exceeded = True
                     raise _BodyTooLarge
             return message
 
         async def recording_send(message: Message) -> None:
+            if exceeded:  # the app answered the aborted read (FastAPI says 400): 413 goes out instead
+                return
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
             await send(message)
@@ -56,11 +60,15 @@ class LimitsAndMetrics:
         try:
             declared = dict(scope.get("headers", [])).get(b"content-length")
             if declared is not None and declared.isdigit() and int(declared) > self.limit:
-                raise _BodyTooLarge
-            await self.app(scope, limited_receive, recording_send)
+                exceeded = True
+            else:
+                await self.app(scope, limited_receive, recording_send)
         except _BodyTooLarge:
-            await self._too_large(recording_send)
+            pass
         finally:
+            if exceeded:
+                status["code"] = 413
+                await self._too_large(send)
             self.metrics.requests.labels(route, str(status["code"])).inc()
             self.metrics.latency.labels(route).observe(time.perf_counter() - start)
 

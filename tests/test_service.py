@@ -1,0 +1,356 @@
+"""The scoring service, run for real: uvicorn in a subprocess on a loopback port, spoken to over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import rewardkit
+from rewardkit.client import AsyncRewardClient, RewardClient, RewardServiceError, json_body, remote_reward
+from rewardkit.testing import iter_golden_files, load_golden
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).parent / "golden"
+TOKEN = "s3cret-token-never-echoed"
+JSON = {"content-type": "application/json"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        command = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory"]
+        command += ["--host", "127.0.0.1", "--port", str(self.port)]
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
+        self.log_file = log.open("w")
+        self.proc = subprocess.Popen(
+            command, cwd=ROOT, env={**clean, **env}, stdout=self.log_file, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the service did not start: {log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        self.log_file.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = Server({}, tmp_path_factory.mktemp("plain") / "server.log")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    env = {"REWARDKIT_API_TOKEN": TOKEN, "REWARDKIT_MAX_BATCH": "100", "REWARDKIT_MAX_BODY_MB": "0.5"}
+    s = Server(env, tmp_path_factory.mktemp("secured") / "server.log")
+    yield s
+    s.stop()
+
+
+def _golden_groups() -> dict[tuple[str, str], list[Any]]:
+    groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for file in iter_golden_files([GOLDEN]):
+        for case in load_golden(file):
+            if case.columns or case.func == "format":
+                groups[(case.func, json.dumps(dict(case.params), sort_keys=True))].append(case)
+    return groups
+
+
+@pytest.mark.timeout(180)
+def test_scores_equal_the_in_process_functions_on_the_golden_files(server: Server) -> None:
+    for (func, params), cases in _golden_groups().items():
+        names = sorted({k for c in cases for k in c.columns})
+        completions = [c.completion for c in cases]
+        columns = {k: [c.columns.get(k) for c in cases] for k in names}
+        body = {
+            "funcs": [{"name": func, "params": json.loads(params)}],
+            "completions": completions,
+            "columns": columns,
+        }
+        response = httpx.post(server.url + "/score", content=json_body(body), headers=JSON, timeout=120)
+        assert response.status_code == 200, response.text
+        local = rewardkit.get(func, **json.loads(params)).score_detailed(completions, **columns)
+        assert response.json()["scores"][func] == local.values
+        assert response.json()["scores"][func] == [c.expected for c in cases]
+
+
+def test_client_matches_score_batch_and_splits_batches(server: Server) -> None:
+    completions = [f"<think>x</think><answer>{i} * 2</answer>" for i in range(25)]
+    columns = {"target": [2 * i if i % 3 else 0 for i in range(25)], "nums": [[i, 2] for i in range(25)]}
+    funcs = ["countdown", rewardkit.FuncSpec("format", weight=0.5)]
+    local = rewardkit.score_batch(funcs, completions, columns)
+    with RewardClient(server.url, max_batch=7) as client:  # 4 requests
+        remote = client.score(funcs, completions, **columns)
+    assert remote.rewards == local.rewards
+    assert remote.scores == local.scores
+    assert remote.errors == local.errors
+
+
+def test_async_client(server: Server) -> None:
+    import asyncio
+
+    async def main() -> list[float | None]:
+        async with AsyncRewardClient(server.url, max_batch=2) as client:
+            result = await client.score(
+                ["r1v_acc"], ["<answer>3</answer>", "<answer>4</answer>", "x"], solution=[3, 3, 3]
+            )
+            return result.rewards
+
+    assert asyncio.run(main()) == [1.0, 0.0, 0.0]
+
+
+def test_remote_reward_is_a_reward_contract_callable(server: Server) -> None:
+    reward = remote_reward("countdown", server.url, format_score=0.1)
+    assert reward.__name__ == "countdown"
+    try:
+        values = reward(
+            ["<answer>4 * 6</answer>", "<answer>4 + 6</answer>"],
+            target=[24, 24],
+            nums=[[4, 6], [4, 6]],
+            trainer_state=object(),  # not JSON: must not be sent
+            prompts=["p", "p"],
+        )
+        assert values == [1.0, 0.1]
+        clone = pickle.loads(pickle.dumps(reward))
+        assert clone(["<answer>4 * 6</answer>"], target=[24], nums=[[4, 6]]) == [1.0]
+        clone.close()
+    finally:
+        reward.close()
+
+
+def test_rewards_health_ready_docs_metrics(server: Server) -> None:
+    listed = httpx.get(server.url + "/rewards").json()
+    assert {"countdown", "format", "math", "r1v_acc"} <= {r["name"] for r in listed["rewards"]}
+    assert listed["max_batch"] == 16_384
+    assert httpx.get(server.url + "/healthz").json() == {"status": "ok"}
+    ready = httpx.get(server.url + "/readyz", timeout=60)
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert httpx.get(server.url + "/docs").status_code == 200
+    httpx.post(
+        server.url + "/score",
+        json={"funcs": ["math"], "completions": ["\\boxed{9^{9^{9^{9}}}}"], "columns": {"solution": ["3"]}},
+    )
+    text = httpx.get(server.url + "/metrics").text
+    assert 'rewardkit_requests_total{route="/score",status="200"}' in text
+    assert 'rewardkit_items_scored_total{func="math"}' in text
+    assert 'rewardkit_item_reasons_total{func="math",reason="huge_power"}' in text
+    assert "rewardkit_request_seconds_bucket" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"funcs": ["nope"], "completions": ["x"]}, 422, "unknown reward 'nope'"),
+        (
+            {
+                "funcs": [{"name": "countdown", "params": {"bogus": 1}}],
+                "completions": ["x"],
+                "columns": {"target": [1], "nums": [[1]]},
+            },
+            422,
+            "no parameter",
+        ),
+        (
+            {
+                "funcs": [{"name": "countdown", "params": {"format_score": 5}}],
+                "completions": ["x"],
+                "columns": {"target": [1], "nums": [[1]]},
+            },
+            422,
+            "format_score",
+        ),
+        (
+            {
+                "funcs": ["countdown"],
+                "completions": ["x", "y"],
+                "columns": {"target": [1], "nums": [[1], [1]]},
+            },
+            422,
+            "column 'target' has 1 values but there are 2 completions",
+        ),
+        (
+            {"funcs": ["countdown"], "completions": ["x"], "columns": {"nums": [[1]]}},
+            422,
+            "required column 'target' is missing",
+        ),
+        ({"funcs": [], "completions": ["x"]}, 422, ""),
+        ({"funcs": [{"name": "format", "weight": "heavy"}], "completions": ["x"]}, 422, ""),
+        ({"completions": ["x"]}, 422, ""),
+    ],
+)
+def test_bad_requests_get_clear_4xx(server: Server, body: dict[str, Any], status: int, message: str) -> None:
+    response = httpx.post(server.url + "/score", json=body)
+    assert response.status_code == status, response.text
+    assert message in response.json()["detail"] if message else "detail" in response.json()
+    if "unknown reward" in message:
+        assert "countdown" in response.json()["available"]
+
+
+def test_client_raises_4xx_without_retrying(server: Server) -> None:
+    start = time.monotonic()
+    with (
+        RewardClient(server.url, max_retries=3, backoff_s=5.0) as client,
+        pytest.raises(RewardServiceError) as info,
+    ):
+        client.score(["nope"], ["x"])
+    assert info.value.status_code == 422 and "unknown reward" in str(info.value)
+    assert time.monotonic() - start < 4.0  # no backoff happened
+
+
+@pytest.mark.timeout(120)
+def test_largest_batch(server: Server) -> None:
+    n = 16_384
+    body = {
+        "funcs": ["countdown", "format"],
+        "completions": ["<think>a</think><answer>6 * 4</answer>"] * n,
+        "columns": {"target": [24] * n, "nums": [[4, 6]] * n},
+    }
+    response = httpx.post(server.url + "/score", json=body, timeout=60)
+    assert response.status_code == 200
+    assert response.json()["rewards"] == [2.0] * n
+    too_many = dict(body, completions=body["completions"] + ["x"])
+    assert httpx.post(server.url + "/score", json=too_many, timeout=60).status_code == 413
+
+
+@pytest.mark.timeout(120)
+def test_twenty_concurrent_requests(server: Server) -> None:
+    def one(i: int) -> list[float | None]:
+        body = {
+            "funcs": ["countdown", "math"],
+            "completions": [f"<answer>{i} + 1</answer>", f"\\boxed{{{i + 1}}}"],
+            "columns": {
+                "target": [i + 1, i + 1],
+                "nums": [[i, 1], [i, 1]],
+                "solution": [str(i + 1), str(i + 1)],
+            },
+        }
+        response = httpx.post(server.url + "/score", json=body, timeout=60)
+        assert response.status_code == 200, response.text
+        return list(response.json()["rewards"])
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        results = list(pool.map(one, range(2, 22)))
+    assert results == [[2.0, 1.0]] * 20
+
+
+def test_openrlhf_shape_and_prompt_stripping(server: Server) -> None:
+    prompt = "Example: <answer>2</answer>\nQuestion: what is 1+1? Answer:"
+    body = {
+        "query": [prompt + " \\boxed{2}", prompt + " I do not know", prompt + " \\boxed{3}"],
+        "prompts": [prompt] * 3,
+        "labels": ["2", "2", "2"],
+    }
+    response = httpx.post(server.url + "/get_reward", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    data = response.json()
+    # Without stripping, the example's <answer>2</answer> in the prompt would score the second sample 1.0.
+    assert data == {
+        "rewards": [1.0, 0.0, 0.0],
+        "scores": [1.0, 0.0, 0.0],
+        "extra_logs": {"math": [1.0, 0.0, 0.0]},
+    }
+    bad = httpx.post(server.url + "/get_reward", json={"query": ["a", "b"], "labels": ["1"]})
+    assert bad.status_code == 422 and "'labels' has 1 items but 'query' has 2" in bad.json()["detail"]
+
+
+def test_auth(secured: Server) -> None:
+    body = {"funcs": ["format"], "completions": ["<think>a</think><answer>b</answer>"]}
+    assert httpx.get(secured.url + "/healthz").status_code == 200
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": TOKEN},
+        {"Authorization": f"Basic {TOKEN}"},
+    ):
+        response = httpx.post(secured.url + "/score", json=body, headers=headers)
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+        assert TOKEN not in response.text
+    for path in ("/rewards", "/metrics", "/readyz"):
+        assert httpx.get(secured.url + path).status_code == 401
+    ok = httpx.post(secured.url + "/score", json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 200 and ok.json()["rewards"] == [1.0]
+    os.environ["REWARDKIT_API_TOKEN"] = TOKEN  # the client reads the token from the environment
+    try:
+        with RewardClient(secured.url) as client:
+            assert client.score(["format"], ["x"]).rewards == [0.0]
+    finally:
+        del os.environ["REWARDKIT_API_TOKEN"]
+    assert TOKEN not in secured.log.read_text()
+
+
+def test_limits(secured: Server) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    many = {"funcs": ["format"], "completions": ["x"] * 101}
+    response = httpx.post(secured.url + "/score", json=many, headers=headers)
+    assert response.status_code == 413 and "limit is 100" in response.json()["detail"]
+    big = {"funcs": ["format"], "completions": ["x" * 600_000]}
+    response = httpx.post(secured.url + "/score", json=big, headers=headers)
+    assert response.status_code == 413 and "0.5 MiB" in response.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit is enforced while reading
+        yield b'{"funcs": ["format"], "completions": ["'
+        for _ in range(100):
+            yield b"x" * 10_000
+        yield b'"]}'
+
+    response = httpx.post(
+        secured.url + "/score", content=chunks(), headers={**headers, "content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    with RewardClient(secured.url, token=TOKEN, max_batch=100) as small:  # 250 go as 3 requests
+        assert small.score(["format"], ["x"] * 250).rewards == [0.0] * 250
+
+
+@pytest.mark.timeout(300)
+def test_schemathesis_finds_no_server_errors(server: Server) -> None:
+    st = Path(sys.executable).parent / "schemathesis"
+    proc = subprocess.run(
+        [
+            str(st),
+            "run",
+            server.url + "/openapi.json",
+            "--checks",
+            "not_a_server_error",
+            "--max-examples",
+            "30",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
