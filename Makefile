@@ -23,9 +23,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 serve: install
-	@$(BIN)/rewardkit list
-	@echo "The scoring service (POST /score) is coming with the service issue; until then the rewards above"
-	@echo "are available in-process: 'rewardkit score --func countdown INPUT.jsonl'."
+	$(BIN)/rewardkit serve --host $(HOST) --port $(PORT)
 
 lint: install
 	$(BIN)/ruff check .
@@ -42,6 +40,7 @@ test: lint typecheck pytest
 bench: install
 	$(BIN)/python bench/text_rewards.py
 	$(BIN)/python bench/math_throughput.py
+	$(BIN)/python bench/service_overhead.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

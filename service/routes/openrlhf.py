@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit.engine import score_batch
@@ -16,9 +17,10 @@ router = APIRouter(tags=["openrlhf"], dependencies=Authorized)
 @router.post(
     "/get_reward",
     summary="OpenRLHF remote reward: query = prompt + response, labels = the solution column",
+    response_model=OpenRLHFResponse,
     responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
 )
-async def get_reward(body: OpenRLHFRequest, settings: SettingsDep, metrics: MetricsDep) -> OpenRLHFResponse:
+async def get_reward(body: OpenRLHFRequest, settings: SettingsDep, metrics: MetricsDep) -> JSONResponse:
     n = len(body.query)
     check_batch(n, settings.max_batch)
     prompts = body.prompts if body.prompts is not None else [""] * n
@@ -34,4 +36,4 @@ async def get_reward(body: OpenRLHFRequest, settings: SettingsDep, metrics: Metr
     # OpenRLHF turns these into tensors: "not applicable" (None) is sent as 0.0.
     rewards = [0.0 if r is None else r for r in result.rewards]
     logs = {key: [0.0 if v is None else v for v in values] for key, values in result.scores.items()}
-    return OpenRLHFResponse(rewards=rewards, scores=rewards, extra_logs=logs)
+    return JSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": logs})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit.engine import FuncSpec, score_batch
@@ -25,12 +26,15 @@ def check_batch(size: int, limit: int) -> None:
 @router.post(
     "/score",
     summary="Score a batch with one or more rewards",
+    response_model=ScoreResponse,
     responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
 )
-async def score(body: ScoreRequest, settings: SettingsDep, metrics: MetricsDep) -> ScoreResponse:
+async def score(body: ScoreRequest, settings: SettingsDep, metrics: MetricsDep) -> JSONResponse:
     check_batch(len(body.completions), settings.max_batch)
     funcs = [f if isinstance(f, str) else FuncSpec(f.name, f.params, f.weight) for f in body.funcs]
     # Scoring is CPU work (and math waits on worker processes): off the event loop.
     result = await run_in_threadpool(score_batch, funcs, body.completions, body.columns)
     metrics.observe_batch(result)
-    return ScoreResponse(**asdict(result))
+    # The engine's result already has the response's shape: sent as it is, without FastAPI re-validating
+    # and re-encoding 3 x 16,384 values (that doubled the HTTP overhead of a 1,152-completion batch).
+    return JSONResponse(asdict(result))
