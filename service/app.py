@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -91,10 +93,19 @@ class LimitsAndMetrics:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the service. Tests pass ``Settings(...)``; ``uvicorn --factory`` reads ``REWARDKIT_*``."""
     settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        from rewardkit import equivalence  # the math worker pools go down with the app
+
+        equivalence.shutdown()
+
     app = FastAPI(
         title="rewardkit",
         version=__version__,
         summary="Batch reward scoring for RL fine-tuning (GRPO and friends).",
+        lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.metrics = Metrics()
