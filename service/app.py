@@ -57,6 +57,9 @@ class LimitsAndMetrics:
                 return
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
+                took = (time.perf_counter() - start) * 1000  # request in to response out, for clients to see
+                headers = [*message.get("headers", []), (b"server-timing", f"app;dur={took:.1f}".encode())]
+                message = {**message, "headers": headers}
             await send(message)
 
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from rewardkit.engine import BatchResult
@@ -42,11 +44,13 @@ class Metrics:
         for key, values in result.scores.items():
             func = key.split("#", 1)[0]
             self.items.labels(func).inc(len(values))
-            for reason in result.errors.get(key, ()):
-                if reason is not None:
-                    self.reasons.labels(func, reason.split(":", 1)[0]).inc()
-                    if reason == "timeout":
-                        self.timeouts.labels(func).inc()
+            counts = collections.Counter(
+                r.split(":", 1)[0] for r in result.errors.get(key, ()) if r is not None
+            )
+            for reason, count in counts.items():  # one update per (func, reason), not per item
+                self.reasons.labels(func, reason).inc(count)
+                if reason == "timeout":
+                    self.timeouts.labels(func).inc(count)
 
     def refresh(self) -> None:
         """Copy figures kept elsewhere (the math verifiers) into gauges, at scrape time."""

@@ -354,3 +354,28 @@ def test_schemathesis_finds_no_server_errors(server: Server) -> None:
         timeout=280,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_cli_scores_a_file_through_the_service(server: Server, tmp_path: Path) -> None:
+    rows = [
+        {"completion": "<think>a</think><answer>4 * 6</answer>", "target": 24, "nums": [4, 6]},
+        {"completion": "<answer>4 + 6</answer>", "target": 24, "nums": [4, 6]},
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    script = Path(sys.executable).parent / "rewardkit"
+    remote = subprocess.run(
+        [str(script), "score", "--url", server.url, "-f", "countdown", "-f", "format", str(src)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    local = subprocess.run(
+        [str(script), "score", "-f", "countdown", "-f", "format", str(src)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert remote.returncode == 0, remote.stderr
+    assert remote.stdout == local.stdout
+    assert [json.loads(line)["reward"] for line in remote.stdout.splitlines()] == [2.0, 0.0]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from typing import Any
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from rewardkit.engine import FuncSpec, score_batch
+from rewardkit.engine import BatchResult, FuncSpec, score_batch
 from service.deps import Authorized, MetricsDep, SettingsDep
 from service.models import ErrorResponse, ScoreRequest, ScoreResponse
 
@@ -35,6 +35,15 @@ async def score(body: ScoreRequest, settings: SettingsDep, metrics: MetricsDep) 
     # Scoring is CPU work (and math waits on worker processes): off the event loop.
     result = await run_in_threadpool(score_batch, funcs, body.completions, body.columns)
     metrics.observe_batch(result)
-    # The engine's result already has the response's shape: sent as it is, without FastAPI re-validating
-    # and re-encoding 3 x 16,384 values (that doubled the HTTP overhead of a 1,152-completion batch).
-    return JSONResponse(asdict(result))
+    # The engine's result already has the response's shape: sent as it is. (FastAPI re-validating it, or
+    # dataclasses.asdict deep-copying every value, cost more than scoring a 1,152-completion batch.)
+    return JSONResponse(batch_body(result))
+
+
+def batch_body(result: BatchResult) -> dict[str, Any]:
+    return {
+        "rewards": result.rewards,
+        "scores": result.scores,
+        "errors": result.errors,
+        "timing_ms": result.timing_ms,
+    }
