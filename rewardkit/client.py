@@ -122,6 +122,14 @@ class _Retrying:
         self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
         self.max_batch = max_batch
 
+    def _backoff_or_raise(
+        self, attempt: int, response: httpx.Response | None, error: Exception | None, path: str
+    ) -> float:
+        """How long to wait before the next attempt; raises when the failure is final."""
+        if not self._should_retry(attempt, response):
+            raise self._fail(response, error, self.base_url + path)
+        return self._delay(attempt, response)
+
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         if response is not None:
             retry_after = response.headers.get("retry-after", "")
@@ -173,9 +181,7 @@ class RewardClient(_Retrying):
                     return response
             except httpx.TransportError as exc:
                 error = exc
-            if not self._should_retry(attempt, response):
-                raise self._fail(response, error, self.base_url + path)
-            time.sleep(self._delay(attempt, response))
+            time.sleep(self._backoff_or_raise(attempt, response, error, path))
             attempt += 1
 
     def score(
@@ -224,9 +230,7 @@ class AsyncRewardClient(_Retrying):
                     return response
             except httpx.TransportError as exc:
                 error = exc
-            if not self._should_retry(attempt, response):
-                raise self._fail(response, error, self.base_url + path)
-            await asyncio.sleep(self._delay(attempt, response))
+            await asyncio.sleep(self._backoff_or_raise(attempt, response, error, path))
             attempt += 1
 
     async def score(
