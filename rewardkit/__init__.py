@@ -7,7 +7,7 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())
-['countdown', 'format', 'math', 'r1v_acc']
+['countdown', 'format', 'llm_judge', 'math', 'r1v_acc']
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -18,6 +18,7 @@ from rewardkit.engine import BatchResult, FuncSpec, score_batch
 from rewardkit.registry import RewardInfo, UnknownRewardError, get, list_rewards, register
 from rewardkit.rewards.countdown import countdown
 from rewardkit.rewards.format import format_tags
+from rewardkit.rewards.judge import llm_judge
 from rewardkit.rewards.math_equivalence import math_equivalence
 from rewardkit.rewards.r1v import r1v_accuracy
 
@@ -41,6 +42,7 @@ __all__ = [
     "format_tags",
     "get",
     "list_rewards",
+    "llm_judge",
     "math_equivalence",
     "r1v_accuracy",
     "register",

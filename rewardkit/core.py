@@ -64,12 +64,17 @@ class Scored:
 
     values: list[float | None]
     reasons: list[str | None] = field(default_factory=list)
+    details: list[Any] = field(default_factory=list)  # e.g. the judge's raw reply, for debugging
 
     def __post_init__(self) -> None:
         if not self.reasons:
             object.__setattr__(self, "reasons", [None] * len(self.values))
-        if len(self.reasons) != len(self.values):
-            raise RewardError(f"{len(self.values)} values but {len(self.reasons)} reasons")
+        if not self.details:
+            object.__setattr__(self, "details", [None] * len(self.values))
+        if not len(self.reasons) == len(self.details) == len(self.values):
+            raise RewardError(
+                f"{len(self.values)} values, {len(self.reasons)} reasons, {len(self.details)} details"
+            )
 
     @property
     def has_reasons(self) -> bool:

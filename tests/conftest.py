@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rewardkit import registry
+from tests.fake_judge import FakeJudge
 
 # One valid sample per registered reward, for the contract tests. A new reward without an entry here
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.
@@ -22,6 +23,11 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {},
         "expected": 1.0,
     },
+    "llm_judge": {
+        "completion": "The answer is 4.",
+        "columns": {"question": "What is 2 + 2? SCORE:9"},  # the fake judge answers [[9]]
+        "expected": 0.9,
+    },
     "math": {
         "completion": "<think>half of it</think><answer>\\boxed{\\dfrac{1}{2}}</answer>",
         "columns": {"solution": "The answer is $\\boxed{0.5}$."},
@@ -33,6 +39,23 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "expected": 1.0,
     },
 }
+
+
+@pytest.fixture(scope="session")
+def fake_judge() -> Iterator[FakeJudge]:
+    judge = FakeJudge()
+    yield judge
+    judge.close()
+
+
+@pytest.fixture(autouse=True)
+def judge_settings(fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch) -> FakeJudge:
+    """Every test sees a configured judge (the contract tests build every registered reward)."""
+    fake_judge.reset()
+    monkeypatch.setenv("REWARDKIT_JUDGE_BASE_URL", fake_judge.url)
+    monkeypatch.setenv("REWARDKIT_JUDGE_MODEL", "test-judge")
+    monkeypatch.setenv("REWARDKIT_JUDGE_API_KEY", "sk-test-secret-key")
+    return fake_judge
 
 
 @pytest.fixture

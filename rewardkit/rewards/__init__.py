@@ -4,6 +4,6 @@ The functions live in their modules (``rewardkit.rewards.countdown.countdown``) 
 (``rewardkit.countdown``); this package does not re-export them, so its submodule names stay modules.
 """
 
-from rewardkit.rewards import countdown, format, math_equivalence, r1v
+from rewardkit.rewards import countdown, format, judge, math_equivalence, r1v
 
-__all__ = ["countdown", "format", "math_equivalence", "r1v"]
+__all__ = ["countdown", "format", "judge", "math_equivalence", "r1v"]

@@ -1,0 +1,407 @@
+"""LLM judge: a model behind any OpenAI-compatible base URL scores answers no rule can check.
+
+The default template asks for a short justification and a final score from 0 to 10 as ``[[N]]`` (the
+MT-Bench convention); the reward is N / 10, read from the last ``[[N]]`` of the reply. Requests run
+concurrently (bounded), identical requests go once per batch and are cached, transient failures are retried
+with backoff, and configuration errors (401/403/404) stop the batch with one actionable message that never
+contains the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib.util
+import io
+import json
+import math
+import os
+import random
+import re
+import string
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardkit.core import (
+    ColumnError,
+    Completion,
+    Reward,
+    RewardError,
+    Scored,
+    Verdict,
+    as_column,
+    completion_text,
+)
+from rewardkit.registry import register
+
+__all__ = ["JudgeConfigError", "LLMJudge", "llm_judge", "parse_judgement"]
+
+DEFAULT_TEMPLATE = """You are grading a response to a question.
+Judge correctness first, then completeness and clarity.
+
+[Question]
+{question}
+
+[Reference answer]
+{solution}
+
+[Response]
+{completion}
+
+Write a short justification (at most three sentences),
+then give the final score from 0 to 10 in the form [[N]]."""
+
+_SCORE = re.compile(r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]")
+_BUILTIN_FIELDS = {"question", "solution", "completion"}
+_cache: OrderedDict[str, tuple[float | None, str | None, str | None]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+class JudgeConfigError(RewardError):
+    """The judge endpoint refused the configuration (401/403/404): fix the setting, not the data."""
+
+
+def parse_judgement(reply: str) -> float | None:
+    """The reward in [0, 1] from the last ``[[N]]`` of a reply, or ``None`` when there is none in 0..10.
+
+    >>> parse_judgement("Good, but [[4]] was my first thought. Final: [[8.5]]")
+    0.85
+    >>> parse_judgement("no score here") is None, parse_judgement("[[11]]") is None
+    (True, True)
+    """
+    matches = _SCORE.findall(reply or "")
+    if not matches:
+        return None
+    score = float(matches[-1])
+    return score / 10.0 if 0.0 <= score <= 10.0 else None
+
+
+def _setting(value: Any, env: str) -> Any:
+    return value if value is not None else (os.environ.get(env) or None)
+
+
+def encode_image(item: Any, max_side: int) -> str:
+    """An image as a ``data:`` URL (decoded, RGB, longest side capped); ``http(s)`` URLs pass through."""
+    from PIL import Image
+
+    if isinstance(item, str) and item.startswith(("http://", "https://")):
+        return item
+    if isinstance(item, Image.Image):
+        image = item
+    else:
+        if isinstance(item, str) and item.startswith("data:"):
+            raw = base64.b64decode(item.split(",", 1)[1], validate=False)
+        elif isinstance(item, bytes | bytearray):
+            raw = bytes(item)
+        elif isinstance(item, str | Path):
+            raw = Path(item).read_bytes()
+        else:
+            raise ValueError(f"unsupported image value of type {type(item).__name__}")
+        image = Image.open(io.BytesIO(raw))
+        image.load()
+    image = image.convert("RGB")
+    if max(image.size) > max_side:
+        image.thumbnail((max_side, max_side))
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=90)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+@register("llm_judge", columns=[], optional_columns=["question", "prompt", "solution", "images"])
+@dataclass(frozen=True)
+class LLMJudge(Reward):
+    """LLM judge: a model behind an OpenAI-compatible URL scores each answer 0-10 as [[N]]; reward N/10.
+
+    Every setting defaults to its ``REWARDKIT_JUDGE_*`` environment variable (``BASE_URL``, ``MODEL``,
+    ``API_KEY_ENV`` - the *name* of the variable holding the key, default ``REWARDKIT_JUDGE_API_KEY``).
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    template: str | None = None
+    max_concurrency: int = 32
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    temperature: float = 0.0
+    max_image_side: int = 1024
+    cache_size: int = 10_000
+
+    def __post_init__(self) -> None:
+        if importlib.util.find_spec("openai") is None or importlib.util.find_spec("PIL") is None:
+            raise ImportError("the llm_judge reward needs openai and pillow: pip install 'rewardkit[judge]'")
+        base_url = _setting(self.base_url, "REWARDKIT_JUDGE_BASE_URL")
+        model = _setting(self.model, "REWARDKIT_JUDGE_MODEL")
+        key_env = _setting(self.api_key_env, "REWARDKIT_JUDGE_API_KEY_ENV") or "REWARDKIT_JUDGE_API_KEY"
+        if not base_url:
+            raise ValueError("llm_judge: no base_url: pass base_url=... or set REWARDKIT_JUDGE_BASE_URL")
+        if not model:
+            raise ValueError("llm_judge: no model: pass model=... or set REWARDKIT_JUDGE_MODEL")
+        if not os.environ.get(key_env):
+            raise ValueError(
+                f"llm_judge: the environment variable {key_env} (which should hold the API key) is not set; "
+                "set it, or name another one with api_key_env=... / REWARDKIT_JUDGE_API_KEY_ENV "
+                "(a local server without keys still needs a placeholder value)"
+            )
+        template = self.template or DEFAULT_TEMPLATE
+        if "\n" not in template and len(template) < 4096 and Path(template).is_file():
+            template = Path(template).read_text(encoding="utf-8")
+        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        if "completion" not in fields:
+            raise ValueError("llm_judge: the template must contain {completion}")
+        for name, value, low in (
+            ("max_concurrency", self.max_concurrency, 1),
+            ("max_retries", self.max_retries, 0),
+            ("max_image_side", self.max_image_side, 16),
+            ("cache_size", self.cache_size, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"llm_judge: {name} must be an integer >= {low}, got {value!r}")
+        for name, number in (("timeout_s", self.timeout_s), ("temperature", self.temperature)):
+            if (
+                isinstance(number, bool)
+                or not isinstance(number, int | float)
+                or not math.isfinite(number)
+                or number < 0
+            ):
+                raise ValueError(f"llm_judge: {name} must be a non-negative number, got {number!r}")
+        object.__setattr__(self, "base_url", base_url)
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "api_key_env", key_env)
+        object.__setattr__(self, "template", template)
+        object.__setattr__(self, "_fields", frozenset(fields))
+
+    # -- columns: question (or prompt) is required; a custom template's own placeholders are too
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        fields: frozenset[str] = object.__getattribute__(self, "_fields")
+        return tuple(sorted(fields - _BUILTIN_FIELDS))
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        return ("question", "prompt", "solution", "images")
+
+    def params(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env}
+
+    # -- sync face: the base class checks columns and calls _score
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Verdict]:
+        scored = self._run_sync(completions, columns)
+        return [Verdict(v, r) for v, r in zip(scored.values, scored.reasons, strict=True)]
+
+    def score_detailed(
+        self, completions: Sequence[Completion], *, raise_on_error: bool = False, **columns: Any
+    ) -> Scored:
+        bound = self._bind(completions, columns)
+        return self._run_sync(completions, bound)
+
+    def _run_sync(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._judge(completions, columns))
+        # Called synchronously from inside a running loop: judge on a loop of our own, in a thread.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self._judge(completions, columns)).result()
+
+    # -- async face (the ms-swift plugin's AsyncORM uses it)
+    async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
+        """Judge on the caller's event loop: values, reasons and the raw replies (``details``)."""
+        return await self._judge(completions, self._bind(completions, columns))
+
+    async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
+        return (await self.ascore_detailed(completions, **columns)).values
+
+    def _bind(self, completions: Sequence[Completion], columns: dict[str, Any]) -> dict[str, list[Any]]:
+        n = len(completions)
+        bound: dict[str, list[Any]] = {}
+        for name in self.required_columns:
+            if name not in columns:
+                raise ColumnError(f"reward 'llm_judge': the template needs column {name!r}, which is missing")
+            bound[name] = as_column(name, columns[name], n, "llm_judge")
+        for name in self.optional:
+            if columns.get(name) is not None:
+                bound[name] = as_column(name, columns[name], n, "llm_judge")
+        if "question" not in bound and "prompt" not in bound:
+            raise ColumnError(
+                f"reward 'llm_judge': required column 'question' (or 'prompt') is missing "
+                f"(expected a list of {n} values; columns given: {', '.join(sorted(columns)) or 'none'})"
+            )
+        return bound
+
+    # -- the work
+    def _messages(
+        self, completion: Completion, columns: dict[str, list[Any]], i: int
+    ) -> list[dict[str, Any]]:
+        text = completion_text(completion)
+        if text is None:
+            raise ValueError("invalid_completion")
+        question = columns.get("question", columns.get("prompt", [None] * (i + 1)))[i]
+        if isinstance(question, list):  # a chat prompt: its last user message
+            users = [m.get("content") for m in question if isinstance(m, dict) and m.get("role") == "user"]
+            question = users[-1] if users else ""
+        values = {name: columns[name][i] for name in self.required_columns}
+        solution = columns["solution"][i] if "solution" in columns else None
+        values.update(
+            question=question or "", solution="(none)" if solution is None else solution, completion=text
+        )
+        prompt = str(self.template).format_map(values)
+        images = columns["images"][i] if "images" in columns else None
+        if not images:
+            return [{"role": "user", "content": prompt}]
+        parts: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
+        for k, image in enumerate(images if isinstance(images, list | tuple) else [images]):
+            try:
+                url = encode_image(image, self.max_image_side)
+            except Exception as exc:
+                raise ValueError(f"bad_image:{k}:{type(exc).__name__}") from None
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        return [{"role": "user", "content": parts}]
+
+    async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
+        import openai
+
+        n = len(completions)
+        values: list[float | None] = [None] * n
+        reasons: list[str | None] = [None] * n
+        details: list[Any] = [None] * n
+        requests: dict[str, list[int]] = {}
+        payloads: dict[str, list[dict[str, Any]]] = {}
+        for i, completion in enumerate(completions):
+            try:
+                messages = self._messages(completion, columns, i)
+            except ValueError as exc:
+                values[i], reasons[i] = (
+                    (0.0, str(exc)) if str(exc) == "invalid_completion" else (None, str(exc))
+                )
+                continue
+            key = json.dumps([self.base_url, self.model, self.temperature, messages], sort_keys=True)
+            requests.setdefault(key, []).append(i)
+            payloads[key] = messages
+        client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=os.environ[str(self.api_key_env)],
+            timeout=self.timeout_s,
+            max_retries=0,
+        )
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+        try:
+            outcomes = await asyncio.gather(
+                *(self._one(client, semaphore, key, payloads[key]) for key in requests)
+            )
+        finally:
+            await client.close()
+        for key, (value, reason, raw) in zip(requests, outcomes, strict=True):
+            for i in requests[key]:
+                values[i], reasons[i], details[i] = value, reason, raw
+        return Scored(values, reasons, details)
+
+    async def _one(
+        self, client: Any, semaphore: asyncio.Semaphore, key: str, messages: list[dict[str, Any]]
+    ) -> tuple[float | None, str | None, str | None]:
+        import openai
+
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
+                return hit
+        attempt = 0
+        while True:
+            async with semaphore:
+                try:
+                    response = await client.chat.completions.create(
+                        model=self.model, messages=messages, temperature=self.temperature
+                    )
+                    reply = response.choices[0].message.content or ""
+                    score = parse_judgement(reply)
+                    outcome = (score, None if score is not None else "unparseable_judgement", reply)
+                    break
+                except (
+                    openai.AuthenticationError,
+                    openai.PermissionDeniedError,
+                    openai.NotFoundError,
+                ) as exc:
+                    raise JudgeConfigError(self._config_message(exc.status_code)) from None
+                except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+                    retry_after = _retry_after(exc)
+                    failure = "timeout" if isinstance(exc, openai.APITimeoutError) else _reason(exc)
+                except openai.APIStatusError as exc:
+                    outcome = (None, f"judge_error:{exc.status_code}", None)
+                    break
+                except Exception as exc:  # garbage bodies and the like: this item, not the batch
+                    outcome = (None, f"judge_error:{type(exc).__name__}", None)
+                    break
+            if attempt >= self.max_retries:
+                outcome = (None, failure, None)
+                break
+            delay = (
+                retry_after
+                if retry_after is not None
+                else min(0.5 * 2**attempt, 30.0) * (0.5 + random.random())
+            )
+            await asyncio.sleep(delay)
+            attempt += 1
+        if outcome[1] in (None, "unparseable_judgement") and self.cache_size:
+            with _cache_lock:
+                _cache[key] = outcome
+                while len(_cache) > self.cache_size:
+                    _cache.popitem(last=False)
+        return outcome
+
+    def _config_message(self, status: int | None) -> str:
+        return (
+            f"llm_judge: the judge at {self.base_url} answered {status} for model {self.model!r} with the "
+            f"key read from the environment variable {self.api_key_env}. Check that the key in "
+            f"{self.api_key_env} is valid for this endpoint, that the base URL ends where the API starts "
+            "(usually .../v1), and that the model id exists there."
+        )
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(float(value), 60.0) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _reason(exc: Any) -> str:
+    status = getattr(exc, "status_code", None)
+    return f"judge_error:{status}" if status else "connection_error"
+
+
+def llm_judge(
+    completions: Sequence[Completion],
+    question: Sequence[Any] | None = None,
+    *,
+    solution: Sequence[Any] | None = None,
+    images: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> list[float | None]:
+    """LLM-judge reward of each completion (the registry's ``llm_judge``).
+
+    Args:
+        completions: strings or chat message lists.
+        question: the question per completion (a ``prompt`` column works too).
+        solution: optional reference answers.
+        images: optional images per completion (paths, ``http(s)``/``data:`` URLs, bytes, PIL images).
+        **kwargs: judge settings (``base_url``, ``model``, ``api_key_env``, ``template``, ``max_concurrency``,
+            ``timeout_s``, ``max_retries``, ``temperature``, ``max_image_side``, ``cache_size``) and columns.
+
+    Returns:
+        N / 10 for a reply ending in ``[[N]]``; ``None`` when the reply has no score or the call failed.
+    """
+    settings = {k: kwargs.pop(k) for k in list(kwargs) if k in LLMJudge.__dataclass_fields__}
+    columns = {
+        k: v for k, v in (("question", question), ("solution", solution), ("images", images)) if v is not None
+    }
+    return LLMJudge(**settings)(completions, **columns, **kwargs)

@@ -1,0 +1,149 @@
+"""A real OpenAI-compatible HTTP server on a loopback port, for the judge's tests and benchmark.
+
+It answers ``POST /v1/chat/completions``. The reply to a prompt holding ``SCORE:<x>`` ends in ``[[x]]``;
+``NOSCORE`` gets a reply without a score; otherwise ``[[7]]``. It can be told to be slow, to answer a
+scripted series of statuses (429 with Retry-After, 500, 401, ...), to send garbage, or to hang, and it
+counts requests, the most requests in flight at once, and the sizes of the images it received.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeJudge:
+    def __init__(self) -> None:
+        self.delay_s = 0.0
+        self.script: list[tuple[int, dict[str, str]]] = []  # (status, headers) answered first, in order
+        self.mode = "ok"  # ok | garbage | hang
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.image_sizes: list[tuple[int, int]] = []
+        self.times: list[float] = []
+        self.authorizations: list[str] = []
+        self._lock = threading.Lock()
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                judge._enter(self.headers.get("authorization", ""))
+                try:
+                    judge._answer(self, body)
+                finally:
+                    judge._leave()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.block_on_close = False  # a handler told to hang must not hold up close()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.delay_s, self.script, self.mode = 0.0, [], "ok"
+            self.requests = self.max_in_flight = 0
+            self.image_sizes, self.times, self.authorizations = [], [], []
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _enter(self, authorization: str) -> None:
+        with self._lock:
+            self.requests += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.times.append(time.monotonic())
+            self.authorizations.append(authorization)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._lock:
+            scripted = self.script.pop(0) if self.script else None
+        if scripted is not None and scripted[0] != 200:
+            status, headers = scripted
+            self._send(handler, status, {"error": {"message": f"scripted {status}", "type": "test"}}, headers)
+            return
+        if self.mode == "hang":
+            time.sleep(3600)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if self.mode == "garbage":
+            raw = b"<html>not json</html>"
+            handler.send_response(200)
+            handler.send_header("content-type", "application/json")
+            handler.send_header("content-length", str(len(raw)))
+            handler.end_headers()
+            handler.wfile.write(raw)
+            return
+        text = ""
+        for message in body.get("messages", []):
+            content = message.get("content")
+            if isinstance(content, str):
+                text += content
+            else:
+                for part in content or []:
+                    if part.get("type") == "text":
+                        text += part["text"]
+                    elif part.get("type") == "image_url":
+                        self._record_image(part["image_url"]["url"])
+        match = re.search(r"SCORE:(-?[\d.]+)", text)
+        reply = (
+            "No score from me." if "NOSCORE" in text else f"Reasonable. [[{match.group(1) if match else 7}]]"
+        )
+        self._send(
+            handler,
+            200,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "judge"),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
+
+    def _record_image(self, url: str) -> None:
+        from PIL import Image
+
+        if url.startswith("data:"):
+            image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+            with self._lock:
+                self.image_sizes.append(image.size)
+
+    @staticmethod
+    def _send(
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        payload: dict[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        raw = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.send_header("content-length", str(len(raw)))
+        handler.end_headers()
+        handler.wfile.write(raw)

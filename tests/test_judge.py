@@ -1,0 +1,206 @@
+"""The LLM judge through the real openai SDK against a real OpenAI-compatible server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from PIL import Image
+
+import rewardkit
+from rewardkit import ColumnError
+from rewardkit.rewards.judge import JudgeConfigError, LLMJudge, parse_judgement
+from tests.fake_judge import FakeJudge
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [
+        ("[[7]]", 0.7),
+        ("first [[2]] then [[9.5]]", 0.95),
+        ("[[ 10 ]]", 1.0),
+        ("[[0]]", 0.0),
+        ("[[10.5]]", None),
+        ("[[-1]]", None),
+        ("[7]", None),
+        ("", None),
+    ],
+)
+def test_parse_judgement(reply: str, value: float | None) -> None:
+    assert parse_judgement(reply) == value
+
+
+def test_scores_are_parsed_and_normalised(fake_judge: FakeJudge) -> None:
+    questions = ["Q SCORE:0", "Q SCORE:3.5", "Q SCORE:10", "Q NOSCORE", "Q SCORE:11"]
+    scored = rewardkit.get("llm_judge").score_detailed(["an answer"] * 5, question=questions)
+    assert scored.values == [0.0, 0.35, 1.0, None, None]
+    assert scored.reasons == [None, None, None, "unparseable_judgement", "unparseable_judgement"]
+    assert scored.details[3] == "No score from me."  # the raw reply, for debugging
+    assert rewardkit.llm_judge(["x"], question=["SCORE:4"]) == [0.4]
+
+
+def test_concurrency_never_exceeds_the_limit(fake_judge: FakeJudge) -> None:
+    fake_judge.delay_s = 0.2
+    judge = rewardkit.get("llm_judge", max_concurrency=4)
+    values = judge([f"answer {i}" for i in range(20)], question=["SCORE:5"] * 20)
+    assert values == [0.5] * 20
+    assert fake_judge.requests == 20 and fake_judge.max_in_flight == 4
+
+
+def test_identical_requests_are_sent_once_and_cached(fake_judge: FakeJudge) -> None:
+    judge = rewardkit.get("llm_judge")
+    assert judge(["same"] * 10, question=["dedup SCORE:6"] * 10) == [0.6] * 10
+    assert fake_judge.requests == 1
+    assert judge(["same"], question=["dedup SCORE:6"]) == [0.6]
+    assert fake_judge.requests == 1  # from the LRU
+
+
+def test_429_and_5xx_are_retried_with_backoff_honouring_retry_after(fake_judge: FakeJudge) -> None:
+    fake_judge.script = [(429, {"Retry-After": "1"}), (500, {}), (503, {})]
+    judge = rewardkit.get("llm_judge", max_retries=3)
+    assert judge(["a"], question=["retry SCORE:8"]) == [0.8]
+    assert fake_judge.requests == 4
+    assert fake_judge.times[1] - fake_judge.times[0] >= 0.95  # Retry-After: 1
+
+
+def test_persistent_5xx_gives_none_with_a_reason(fake_judge: FakeJudge) -> None:
+    fake_judge.script = [(500, {})] * 5
+    scored = rewardkit.get("llm_judge", max_retries=1).score_detailed(["a"], question=["down SCORE:8"])
+    assert scored.values == [None] and scored.reasons == ["judge_error:500"]
+    assert fake_judge.requests == 2
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_config_errors_raise_one_actionable_error_without_the_key(fake_judge: FakeJudge, status: int) -> None:
+    fake_judge.script = [(status, {})] * 10
+    with pytest.raises(JudgeConfigError) as info:
+        rewardkit.get("llm_judge")(["a", "b", "c"], question=["x", "y", "z"])
+    message = str(info.value)
+    assert str(status) in message and fake_judge.url in message and "'test-judge'" in message
+    assert "REWARDKIT_JUDGE_API_KEY" in message and "sk-test-secret-key" not in message
+    assert fake_judge.requests <= 3  # not retried
+
+
+def test_garbage_and_hangs_are_per_item_failures(fake_judge: FakeJudge) -> None:
+    fake_judge.mode = "garbage"
+    scored = rewardkit.get("llm_judge", max_retries=0).score_detailed(["a"], question=["garbage"])
+    assert (
+        scored.values == [None]
+        and scored.reasons[0] is not None
+        and scored.reasons[0].startswith("judge_error")
+    )
+    fake_judge.mode = "hang"
+    start = time.monotonic()
+    scored = rewardkit.get("llm_judge", timeout_s=0.5, max_retries=1).score_detailed(["a"], question=["hang"])
+    assert scored.values == [None] and scored.reasons == ["timeout"]
+    assert time.monotonic() - start < 5.0
+
+
+def _png(size: tuple[int, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_images_arrive_as_data_urls_of_the_right_size(fake_judge: FakeJudge, tmp_path: Path) -> None:
+    path = tmp_path / "wide.png"
+    path.write_bytes(_png((3000, 1500)))
+    data_url = "data:image/png;base64," + base64.b64encode(_png((100, 50))).decode()
+    images = [
+        [Image.new("RGB", (2000, 1000))],
+        [_png((640, 480))],
+        [str(path)],
+        [data_url],
+        [b"not an image"],
+    ]
+    scored = rewardkit.get("llm_judge").score_detailed(
+        ["a"] * 5, question=[f"img{i} SCORE:5" for i in range(5)], images=images
+    )
+    assert scored.values == [0.5, 0.5, 0.5, 0.5, None]
+    assert scored.reasons[4] is not None and scored.reasons[4].startswith("bad_image:0")
+    assert sorted(fake_judge.image_sizes) == sorted([(1024, 512), (640, 480), (1024, 512), (100, 50)])
+    small = rewardkit.get("llm_judge", max_image_side=256)
+    small(["a"], question=["tiny SCORE:1"], images=[[Image.new("RGB", (512, 1024))]])
+    assert fake_judge.image_sizes[-1] == (128, 256)
+
+
+def test_missing_configuration_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REWARDKIT_JUDGE_BASE_URL")
+    with pytest.raises(ValueError, match="REWARDKIT_JUDGE_BASE_URL"):
+        rewardkit.get("llm_judge")
+    monkeypatch.setenv("REWARDKIT_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("REWARDKIT_JUDGE_MODEL")
+    with pytest.raises(ValueError, match="REWARDKIT_JUDGE_MODEL"):
+        rewardkit.get("llm_judge")
+    with pytest.raises(ValueError, match="MY_JUDGE_KEY.*is not set"):
+        rewardkit.get("llm_judge", model="m", api_key_env="MY_JUDGE_KEY")
+
+
+def test_the_key_comes_from_the_named_variable(
+    fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TAOTOKEN_API_KEY", "sk-from-taotoken")
+    monkeypatch.setenv("REWARDKIT_JUDGE_API_KEY_ENV", "TAOTOKEN_API_KEY")
+    assert rewardkit.get("llm_judge")(["a"], question=["key SCORE:2"]) == [0.2]
+    assert fake_judge.authorizations[-1] == "Bearer sk-from-taotoken"
+
+
+def test_custom_template_columns(fake_judge: FakeJudge, tmp_path: Path) -> None:
+    template = tmp_path / "rubric.txt"
+    template.write_text("Rubric: {rubric}\nQuestion: {question}\nAnswer: {completion}\nScore as [[N]].")
+    judge = rewardkit.get("llm_judge", template=str(template))
+    assert judge.required_columns == ("rubric",)
+    assert judge(["a"], question=["q"], rubric=["SCORE:3"]) == [0.3]
+    with pytest.raises(ColumnError, match="rubric"):
+        judge(["a"], question=["q"])
+    with pytest.raises(ValueError, match="completion"):
+        rewardkit.get("llm_judge", template="no placeholder for the answer")
+
+
+def test_question_or_prompt_is_required(fake_judge: FakeJudge) -> None:
+    judge = rewardkit.get("llm_judge")
+    with pytest.raises(ColumnError, match="'question' \\(or 'prompt'\\)"):
+        judge(["a"], solution=["b"])
+    chat_prompt = [[{"role": "system", "content": "s"}, {"role": "user", "content": "prompt SCORE:1"}]]
+    assert judge(["a"], prompt=chat_prompt) == [0.1]
+
+
+def test_async_variant_runs_on_the_callers_loop(fake_judge: FakeJudge) -> None:
+    judge = rewardkit.get("llm_judge")
+    assert isinstance(judge, LLMJudge)
+
+    async def main() -> list[float | None]:
+        return await judge.ascore(["a", "b"], question=["async SCORE:2", "async SCORE:4"])
+
+    assert asyncio.run(main()) == [0.2, 0.4]
+
+
+def test_through_the_service(fake_judge: FakeJudge, tmp_path: Path) -> None:
+    from tests.test_service import Server
+
+    env = {
+        "REWARDKIT_JUDGE_BASE_URL": fake_judge.url,
+        "REWARDKIT_JUDGE_MODEL": "test-judge",
+        "REWARDKIT_JUDGE_API_KEY": "sk-test-secret-key",
+    }
+    server = Server(env, tmp_path / "server.log")
+    try:
+        body = {
+            "funcs": ["llm_judge", "format"],
+            "completions": ["<think>a</think><answer>4</answer>", "no tags"],
+            "columns": {"question": ["service SCORE:6", "service NOSCORE"]},
+        }
+        response = httpx.post(server.url + "/score", json=body, timeout=60)
+        assert response.status_code == 200, response.text
+        data = response.json()
+        assert data["scores"]["llm_judge"] == [0.6, None]
+        assert data["errors"]["llm_judge"] == [None, "unparseable_judgement"]
+        assert data["rewards"] == [1.6, 0.0]
+    finally:
+        server.stop()
+    assert "sk-test-secret-key" not in (tmp_path / "server.log").read_text()
