@@ -41,6 +41,7 @@ bench: install
 	$(BIN)/python bench/text_rewards.py
 	$(BIN)/python bench/math_throughput.py
 	$(BIN)/python bench/service_overhead.py
+	$(BIN)/python bench/judge_throughput.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

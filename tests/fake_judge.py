@@ -18,6 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # socketserver's default backlog of 5 drops connections opened 64 at a time
+
+
 class FakeJudge:
     def __init__(self) -> None:
         self.delay_s = 0.0
@@ -46,7 +50,7 @@ class FakeJudge:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.server.block_on_close = False  # a handler told to hang must not hold up close()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -147,3 +151,64 @@ class FakeJudge:
         handler.send_header("content-length", str(len(raw)))
         handler.end_headers()
         handler.wfile.write(raw)
+
+
+def asgi_app(delay_s: float) -> Any:
+    """The same protocol as an asyncio app, for the benchmark: served by uvicorn like vLLM's own server."""
+    import asyncio
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        await asyncio.sleep(delay_s)
+        text = "".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
+        match = re.search(r"SCORE:(-?[\d.]+)", text)
+        reply = f"Reasonable. [[{match.group(1) if match else 7}]]"
+        message = {"role": "assistant", "content": reply}
+        return JSONResponse(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "judge"),
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }
+        )
+
+    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+
+
+def main() -> None:
+    """Serve the asyncio variant with uvicorn on a free port; print the base URL; stop when stdin closes."""
+    import argparse
+    import socket
+    import sys
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delay", type=float, default=0.0)
+    args = parser.parse_args()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        asgi_app(args.delay), host="127.0.0.1", port=port, log_level="warning", backlog=512
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    print(f"http://127.0.0.1:{port}/v1", flush=True)
+    sys.stdin.read()  # until the parent closes our stdin
+    server.should_exit = True
+    thread.join(10)
+
+
+if __name__ == "__main__":
+    main()

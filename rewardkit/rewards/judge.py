@@ -317,10 +317,16 @@ class LLMJudge(Reward):
         while True:
             async with semaphore:
                 try:
-                    response = await client.chat.completions.create(
-                        model=self.model, messages=messages, temperature=self.temperature
+                    # The SDK's low-level post to the chat completions route: same auth, errors and
+                    # status exceptions as chat.completions.create, without its per-call walk over the
+                    # typed parameters and response model (1.5 ms of CPU a call, the bottleneck at 64
+                    # calls in flight).
+                    data = await client.post(
+                        "/chat/completions",
+                        cast_to=dict,
+                        body={"model": self.model, "messages": messages, "temperature": self.temperature},
                     )
-                    reply = response.choices[0].message.content or ""
+                    reply = data["choices"][0]["message"]["content"] or ""
                     score = parse_judgement(reply)
                     outcome = (score, None if score is not None else "unparseable_judgement", reply)
                     break
