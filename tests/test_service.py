@@ -336,7 +336,7 @@ def test_limits(secured: Server) -> None:
 
 
 @pytest.mark.timeout(300)
-def test_schemathesis_finds_no_server_errors(server: Server) -> None:
+def test_schemathesis_finds_no_server_errors(server: Server, tmp_path: Path) -> None:
     st = Path(sys.executable).parent / "schemathesis"
     proc = subprocess.run(
         [
@@ -352,6 +352,7 @@ def test_schemathesis_finds_no_server_errors(server: Server) -> None:
         capture_output=True,
         text=True,
         timeout=280,
+        cwd=tmp_path,  # its cache stays out of the checkout
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
