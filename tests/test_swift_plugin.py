@@ -123,6 +123,11 @@ print(json.dumps(values))
 """
 
 
+def run_remote_script(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=200)
+
+
 @pytest.mark.timeout(240)
 def test_remote_mode_scores_through_the_service(tmp_path: Path) -> None:
     from tests.test_service import Server
@@ -134,24 +139,11 @@ def test_remote_mode_scores_through_the_service(tmp_path: Path) -> None:
             "REWARDKIT_URL": server.url,
             "REWARDKIT_PARAMS": '{"countdown": {"format_score": 0.1}}',
         }
-        proc = subprocess.run(
-            [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=200,
-        )
+        proc = run_remote_script(env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert json.loads(proc.stdout.strip().splitlines()[-1]) == [1.0, 0.1]
     finally:
         server.stop()
     # The service is gone now: the step must fail loudly, not train on zeros.
-    env["REWARDKIT_URL"] = server.url
-    proc = subprocess.run(
-        [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=200,
-    )
+    proc = run_remote_script(env)
     assert proc.returncode != 0 and "could not reach the reward service" in proc.stderr
