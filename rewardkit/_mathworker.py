@@ -93,11 +93,6 @@ def _check(
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def ping() -> bool:
-    """Readiness probe: a worker answers."""
-    return True
-
-
 def _warm_up() -> None:
     """Build the parsers' lazy state once, here in the forkserver, so that every worker forked from it
     (including each replacement of a killed one) starts warm instead of paying for it on its first pair."""

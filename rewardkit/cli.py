@@ -233,7 +233,7 @@ def score_command(
     except RewardError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    scorer = _local_scorer if url is None else _remote_scorer(url)
+    scorer = score_batch if url is None else _remote_scorer(url)
     try:
         handle = input_file.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -278,10 +278,6 @@ def score_command(
         if output:
             out.close()
     err.print(summary.table(total))
-
-
-def _local_scorer(specs: list[FuncSpec], completions: list[Any], columns: dict[str, list[Any]]) -> Any:
-    return score_batch(specs, completions, columns)
 
 
 def _remote_scorer(url: str) -> Any:

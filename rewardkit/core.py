@@ -206,6 +206,29 @@ class Reward(abc.ABC):
         gives that item ``0.0`` with the reason ``internal_error:<type>`` (or is raised with
         ``raise_on_error=True``, for tests).
         """
+        n = len(completions)
+        bound = self.bind_columns(completions, columns)
+        verdicts = self._score(completions, bound, raise_on_error)
+        if len(verdicts) != n:
+            raise RewardError(
+                f"reward {self.reward_name!r} returned {len(verdicts)} values for {n} completions"
+            )
+        values: list[float | None] = []
+        reasons: list[str | None] = []
+        for i, verdict in enumerate(verdicts):
+            if type(verdict) is not Verdict or not (verdict[0] is None or type(verdict[0]) is float):
+                verdict = _normalise(verdict, self.reward_name, i)  # anything but a clean Verdict
+            values.append(verdict[0])
+            reasons.append(verdict[1])
+        return Scored(values, reasons)
+
+    def bind_columns(
+        self, completions: Sequence[Completion], columns: dict[str, Any]
+    ) -> dict[str, list[Any]]:
+        """Check the batch and its columns; return the required ones and the optional ones given, as lists.
+
+        Raises :class:`ColumnError` for a missing or misaligned column.
+        """
         if isinstance(completions, str | bytes) or not isinstance(completions, Sequence):
             raise RewardError(
                 f"reward {self.reward_name!r}: completions must be a list, got {type(completions).__name__}"
@@ -223,19 +246,7 @@ class Reward(abc.ABC):
         for name in self.optional:  # bound only when given, so the reward's defaults apply
             if columns.get(name) is not None:
                 bound[name] = as_column(name, columns[name], n, self.reward_name)
-        verdicts = self._score(completions, bound, raise_on_error)
-        if len(verdicts) != n:
-            raise RewardError(
-                f"reward {self.reward_name!r} returned {len(verdicts)} values for {n} completions"
-            )
-        values: list[float | None] = []
-        reasons: list[str | None] = []
-        for i, verdict in enumerate(verdicts):
-            if type(verdict) is not Verdict or not (verdict[0] is None or type(verdict[0]) is float):
-                verdict = _normalise(verdict, self.reward_name, i)  # anything but a clean Verdict
-            values.append(verdict[0])
-            reasons.append(verdict[1])
-        return Scored(values, reasons)
+        return bound
 
     @abc.abstractmethod
     def _score(

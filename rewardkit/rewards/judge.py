@@ -34,7 +34,6 @@ from rewardkit.core import (
     RewardError,
     Scored,
     Verdict,
-    as_column,
     completion_text,
 )
 from rewardkit.registry import register
@@ -220,19 +219,12 @@ class LLMJudge(Reward):
         return (await self.ascore_detailed(completions, **columns)).values
 
     def _bind(self, completions: Sequence[Completion], columns: dict[str, Any]) -> dict[str, list[Any]]:
-        n = len(completions)
-        bound: dict[str, list[Any]] = {}
-        for name in self.required_columns:
-            if name not in columns:
-                raise ColumnError(f"reward 'llm_judge': the template needs column {name!r}, which is missing")
-            bound[name] = as_column(name, columns[name], n, "llm_judge")
-        for name in self.optional:
-            if columns.get(name) is not None:
-                bound[name] = as_column(name, columns[name], n, "llm_judge")
+        bound = self.bind_columns(completions, columns)
         if "question" not in bound and "prompt" not in bound:
+            given = ", ".join(sorted(columns)) or "none"
             raise ColumnError(
                 f"reward 'llm_judge': required column 'question' (or 'prompt') is missing "
-                f"(expected a list of {n} values; columns given: {', '.join(sorted(columns)) or 'none'})"
+                f"(expected a list of {len(completions)} values; columns given: {given})"
             )
         return bound
 
