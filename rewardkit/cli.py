@@ -233,7 +233,11 @@ def score_command(
     except RewardError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    scorer = score_batch if url is None else _remote_scorer(url)
+    try:
+        scorer = score_batch if url is None else _remote_scorer(url, specs)
+    except (RewardError, RuntimeError) as exc:  # a refused parameter, or a service that is not there
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     try:
         handle = input_file.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -280,10 +284,12 @@ def score_command(
     err.print(summary.table(total))
 
 
-def _remote_scorer(url: str) -> Any:
+def _remote_scorer(url: str, specs: list[FuncSpec]) -> Any:
+    """Scores through the service; checks ``specs`` against its policy now, before the file is read."""
     from rewardkit.client import RewardClient
 
     client = RewardClient(url)
+    client.check(specs)
 
     def scorer(specs: list[FuncSpec], completions: list[Any], columns: dict[str, list[Any]]) -> Any:
         return client.score(specs, completions, **columns)

@@ -7,7 +7,12 @@
     trl_reward = remote_reward("math", "http://127.0.0.1:8000", timeout_s=5.0)   # reward_funcs=[trl_reward]
 
 Batches over the server's limit are split; connection errors, 429 and 5xx are retried with exponential
-backoff (``Retry-After`` is honoured); other 4xx are raised at once as :class:`RewardServiceError`.
+backoff (``Retry-After`` is honoured); other 4xx, and a 504 that says the request ran past the server's
+deadline (the same batch would fail again), are raised at once as :class:`RewardServiceError`.
+
+Before sending, parameters are checked against what the server publishes at ``GET /rewards`` (which ones a
+caller may set, and their caps), so a misconfigured run fails at start-up with :class:`PolicyError` instead
+of a 422 mid-run; a template parameter that names a file on the client is read here and sent inline.
 """
 
 from __future__ import annotations
@@ -19,17 +24,27 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rewardkit.core import Completion
 from rewardkit.engine import FuncSpec
+from rewardkit.policy import MAX_SPEC_DEPTH, PolicyError
 
 try:
     import httpx
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the rewardkit client needs httpx: pip install 'rewardkit[service]'") from exc
 
-__all__ = ["AsyncRewardClient", "RewardClient", "RewardServiceError", "ScoreResult", "remote_reward"]
+__all__ = [
+    "AsyncRewardClient",
+    "PolicyError",
+    "RewardClient",
+    "RewardServiceError",
+    "ScoreResult",
+    "check_funcs",
+    "remote_reward",
+]
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 
@@ -73,6 +88,68 @@ def _func_json(func: str | FuncSpec) -> str | dict[str, Any]:
     if isinstance(func, str):
         return func
     return {"name": func.name, "weight": func.weight, "params": dict(func.params)}
+
+
+def check_funcs(
+    server: dict[str, Any], funcs: Sequence[str | FuncSpec], base_url: str = "the service"
+) -> list[str | FuncSpec]:
+    """``funcs`` checked against the policy a server publishes (its ``GET /rewards`` body): every reward
+    exists there, every parameter is one a caller may set, numbers are within their caps, nested reward
+    specs likewise. Parameters the server marks ``inline_file`` that name a file here are read and sent as
+    text. Raises :class:`PolicyError` saying what to change."""
+    rewards = {r["name"]: r for r in server.get("rewards", [])}
+    out: list[str | FuncSpec] = []
+    for func in funcs:
+        spec = FuncSpec(func) if isinstance(func, str) else func
+        params = _check_params(rewards, spec.name, dict(spec.params), base_url, 0)
+        out.append(func if isinstance(func, str) else FuncSpec(spec.name, params, spec.weight))
+    return out
+
+
+def _check_params(
+    rewards: dict[str, Any], name: str, params: dict[str, Any], base_url: str, depth: int
+) -> dict[str, Any]:
+    if name not in rewards:
+        raise PolicyError(f"the service at {base_url} has no reward {name!r}; it has {sorted(rewards)}")
+    if depth > MAX_SPEC_DEPTH:
+        raise PolicyError(f"reward specs nested deeper than {MAX_SPEC_DEPTH}")
+    table = rewards[name].get("params", {})
+    for param, value in list(params.items()):
+        policy = table.get(param)
+        if not isinstance(policy, dict) or "settable" not in policy:
+            if param not in table:
+                raise PolicyError(f"reward {name!r} on {base_url} has no parameter {param!r}")
+            continue  # a server that publishes no policy: it will judge for itself
+        if not policy["settable"]:
+            raise PolicyError(
+                f"reward {name!r}: parameter {param!r} is a server setting on {base_url}; a caller "
+                "cannot set it. Ask its operator to set it (REWARDKIT_PARAMS / REWARDKIT_CONFIG), or drop it."
+            )
+        cap = policy.get("cap")
+        if cap is not None and isinstance(value, int | float) and not isinstance(value, bool) and value > cap:
+            raise PolicyError(
+                f"reward {name!r}: parameter {param!r} is {value!r}, over the cap of {cap:g} on {base_url}"
+            )
+        if policy.get("inline_file") and isinstance(value, str) and "{" not in value and len(value) < 4096:
+            path = Path(value)
+            if path.is_file():  # a file on the client: the server reads no files for callers
+                params[param] = path.read_text(encoding="utf-8")
+        if policy.get("reward_spec"):
+            params[param] = _nested(rewards, value, base_url, depth + 1)
+    return params
+
+
+def _nested(rewards: dict[str, Any], value: Any, base_url: str, depth: int) -> Any:
+    if isinstance(value, str):
+        _check_params(rewards, value, {}, base_url, depth)
+        return value
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        inner = dict(value.get("params") or {})
+        return {
+            "name": value["name"],
+            "params": _check_params(rewards, value["name"], inner, base_url, depth),
+        }
+    raise PolicyError('a nested reward is a name or {"name": ..., "params": {...}}')
 
 
 def json_body(body: Any) -> bytes:
@@ -141,6 +218,8 @@ class _Retrying:
     def _should_retry(self, attempt: int, response: httpx.Response | None) -> bool:
         if attempt >= self.max_retries:
             return False
+        if response is not None and response.headers.get("x-rewardkit-timeout"):
+            return False  # the batch ran past the server's deadline: it would again
         return response is None or response.status_code in RETRY_STATUS
 
     @staticmethod
@@ -169,6 +248,7 @@ class RewardClient(_Retrying):
     def __init__(self, base_url: str, token: str | None = None, **options: Any) -> None:
         super().__init__(base_url, token, **options)
         self._http = httpx.Client(base_url=self.base_url, headers=self.headers, timeout=self.timeout)
+        self._server: dict[str, Any] | None = None
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One call with the retry policy; returns a 2xx response or raises RewardServiceError."""
@@ -184,10 +264,21 @@ class RewardClient(_Retrying):
             time.sleep(self._backoff_or_raise(attempt, response, error, path))
             attempt += 1
 
+    def server_info(self) -> dict[str, Any]:
+        """The server's ``GET /rewards`` body (rewards, their parameter policy, limits), fetched once."""
+        if self._server is None:
+            self._server = self.request("GET", "/rewards").json()
+        return self._server
+
+    def check(self, funcs: Sequence[str | FuncSpec]) -> list[str | FuncSpec]:
+        """``funcs`` as they will be sent, checked against the server's policy (see :func:`check_funcs`)."""
+        return check_funcs(self.server_info(), funcs, self.base_url)
+
     def score(
         self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any
     ) -> ScoreResult:
         """Score a batch with one or more rewards (split into requests of at most ``max_batch``)."""
+        funcs = self.check(funcs)
         parts = [
             self._result(
                 self.request(
@@ -200,8 +291,7 @@ class RewardClient(_Retrying):
 
     def rewards(self) -> list[dict[str, Any]]:
         """The server's registry (``GET /rewards``)."""
-        data: dict[str, Any] = self.request("GET", "/rewards").json()
-        return list(data["rewards"])
+        return list(self.server_info()["rewards"])
 
     def close(self) -> None:
         self._http.close()
@@ -219,6 +309,16 @@ class AsyncRewardClient(_Retrying):
     def __init__(self, base_url: str, token: str | None = None, **options: Any) -> None:
         super().__init__(base_url, token, **options)
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=self.timeout)
+        self._server: dict[str, Any] | None = None
+
+    async def server_info(self) -> dict[str, Any]:
+        """The server's ``GET /rewards`` body, fetched once."""
+        if self._server is None:
+            self._server = (await self.request("GET", "/rewards")).json()
+        return self._server
+
+    async def check(self, funcs: Sequence[str | FuncSpec]) -> list[str | FuncSpec]:
+        return check_funcs(await self.server_info(), funcs, self.base_url)
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         attempt = 0
@@ -236,6 +336,7 @@ class AsyncRewardClient(_Retrying):
     async def score(
         self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any
     ) -> ScoreResult:
+        funcs = await self.check(funcs)
         chunks = _chunks(len(completions), self.max_batch)
         responses = await asyncio.gather(
             *(
@@ -246,8 +347,7 @@ class AsyncRewardClient(_Retrying):
         return ScoreResult.merge([self._result(r) for r in responses])
 
     async def rewards(self) -> list[dict[str, Any]]:
-        data: dict[str, Any] = (await self.request("GET", "/rewards")).json()
-        return list(data["rewards"])
+        return list((await self.server_info())["rewards"])
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -263,23 +363,28 @@ class RemoteReward:
     """A reward-contract callable that scores through the service: usable as a TRL ``reward_funcs`` entry.
 
     Only the reward's own columns are sent (trainers pass many other keyword arguments, some not JSON).
+    It asks the server for the reward and checks ``params`` against its policy when it is made (with
+    ``connect=False``, at the first call), so a bad setting fails before training starts.
     """
 
-    def __init__(self, name: str, base_url: str, token: str | None = None, **params: Any) -> None:
+    def __init__(
+        self, name: str, base_url: str, token: str | None = None, *, connect: bool = True, **params: Any
+    ) -> None:
         self.__name__ = name
         self.name, self.base_url, self.token, self.params = name, base_url, token, params
         self._client: RewardClient | None = None
         self._columns: tuple[str, ...] | None = None
+        if connect:
+            self._connect()
 
     def _connect(self) -> RewardClient:
         if self._client is None:
             self._client = RewardClient(self.base_url, self.token)
         if self._columns is None:
+            (spec,) = self._client.check([FuncSpec(self.name, self.params)])
+            assert isinstance(spec, FuncSpec)
+            self.params = dict(spec.params)  # a template file read here, sent inline
             info = {r["name"]: r for r in self._client.rewards()}
-            if self.name not in info:
-                raise RewardServiceError(
-                    f"the service at {self.base_url} has no reward {self.name!r}; it has {sorted(info)}"
-                )
             self._columns = tuple(info[self.name]["columns"]) + tuple(info[self.name]["optional_columns"])
         return self._client
 
@@ -299,9 +404,14 @@ class RemoteReward:
         return {"name": self.name, "base_url": self.base_url, "token": self.token, "params": self.params}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["name"], state["base_url"], state["token"], **state["params"])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["name"], state["base_url"], state["token"], connect=False, **state["params"]
+        )
 
 
-def remote_reward(name: str, base_url: str, token: str | None = None, **params: Any) -> RemoteReward:
-    """A callable with the reward contract that scores ``name`` on the service at ``base_url``."""
-    return RemoteReward(name, base_url, token, **params)
+def remote_reward(
+    name: str, base_url: str, token: str | None = None, *, connect: bool = True, **params: Any
+) -> RemoteReward:
+    """A callable with the reward contract that scores ``name`` on the service at ``base_url``; checks the
+    reward and its ``params`` against the server now (``connect=False``: at the first call)."""
+    return RemoteReward(name, base_url, token, connect=connect, **params)

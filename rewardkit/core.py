@@ -15,22 +15,28 @@ reward's defined value and a reason.
 from __future__ import annotations
 
 import abc
+import contextlib
+import contextvars
 import itertools
 import logging
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 __all__ = [
     "ColumnError",
     "Completion",
+    "DeadlineExceeded",
     "Reward",
     "RewardError",
     "ItemReward",
     "Scored",
     "Verdict",
     "completion_text",
+    "deadline",
+    "remaining_s",
 ]
 
 logger = logging.getLogger("rewardkit")
@@ -45,6 +51,45 @@ class RewardError(ValueError):
 
 class ColumnError(RewardError):
     """A required column is missing, or a column is not aligned with the completions."""
+
+
+class DeadlineExceeded(TimeoutError):
+    """The batch ran past its deadline (see :func:`deadline`); its slow parts were cancelled."""
+
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("rewardkit_deadline", default=None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Bound the scoring done inside the block (and the threads and tasks it starts with this context).
+
+    Rewards with slow parts (math worker pools, judge calls) check :func:`remaining_s` and raise
+    :class:`DeadlineExceeded` after cancelling their work. ``None`` leaves an outer deadline in force.
+    """
+    if seconds is None:
+        yield
+        return
+    end = time.monotonic() + seconds
+    outer = _deadline.get()
+    token = _deadline.set(end if outer is None else min(end, outer))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def remaining_s() -> float | None:
+    """Seconds left before the current deadline (never below 0), or ``None`` when there is none."""
+    end = _deadline.get()
+    return None if end is None else max(0.0, end - time.monotonic())
+
+
+def check_deadline(what: str) -> None:
+    """Raise :class:`DeadlineExceeded` when the current deadline has passed."""
+    left = remaining_s()
+    if left is not None and left <= 0.0:
+        raise DeadlineExceeded(f"{what}: the request deadline passed")
 
 
 class Verdict(NamedTuple):
@@ -257,6 +302,19 @@ class Reward(abc.ABC):
     def params(self) -> dict[str, Any]:
         """The parameters this instance was configured with."""
         return {}
+
+    # -- lifecycle: what adapters (the service) ask every reward, without knowing its internals
+    def ready(self, timeout_s: float) -> bool | None:
+        """Whether the process resources this reward needs answer within ``timeout_s`` (starting them if
+        needed); ``None`` when it has none to check."""
+        return None
+
+    def stats(self) -> dict[str, float]:
+        """Figures about this reward's shared resources (cache hits, timeouts, ...), for monitoring."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - a hook with nothing to do by default, not an abstract method
+        """Release the process resources this reward uses (worker pools); a later call starts them again."""
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())

@@ -14,15 +14,27 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.core import Completion, Reward, RewardError
+from rewardkit.core import Completion, Reward, RewardError, Scored, check_deadline, deadline
 from rewardkit.registry import get
 
-__all__ = ["BatchResult", "FuncSpec", "resolve", "result_keys", "score_batch"]
+__all__ = ["BatchResult", "FuncSpec", "ascore_batch", "resolve", "result_keys", "score_batch"]
+
+MAX_WEIGHT = 1e6  # |weight|: larger ones are refused, so a weighted sum always stays a finite number
+
+#: Builds a configured reward from a name and parameters: ``rewardkit.get`` in-process, a
+#: :class:`rewardkit.policy.RemotePolicy`'s ``build`` for remote callers.
+Builder = Callable[[str, Mapping[str, Any]], Reward]
+
+
+def _get(name: str, params: Mapping[str, Any]) -> Reward:
+    return get(name, **dict(params))
 
 
 @dataclass(frozen=True)
@@ -38,10 +50,12 @@ class FuncSpec:
         if (
             isinstance(w, bool)
             or not isinstance(w, int | float)
-            or w != w
-            or w in (float("inf"), float("-inf"))
+            or not math.isfinite(w)
+            or abs(w) > MAX_WEIGHT
         ):
-            raise RewardError(f"reward {self.name!r}: weight must be a finite number, got {w!r}")
+            raise RewardError(
+                f"reward {self.name!r}: weight must be a finite number within +-{MAX_WEIGHT:g}, got {w!r}"
+            )
 
 
 @dataclass
@@ -59,7 +73,9 @@ class BatchResult:
     timing_ms: dict[str, float]
 
 
-def resolve(funcs: Sequence[str | FuncSpec | Reward]) -> list[tuple[str, Reward, float]]:
+def resolve(
+    funcs: Sequence[str | FuncSpec | Reward], build: Builder = _get
+) -> list[tuple[str, Reward, float]]:
     """Build every requested reward (so a bad name or parameter fails before any scoring).
 
     Returns ``(key, reward, weight)`` triples with unique keys.
@@ -72,7 +88,7 @@ def resolve(funcs: Sequence[str | FuncSpec | Reward]) -> list[tuple[str, Reward,
             built.append((func, 1.0))
         else:
             spec = FuncSpec(func) if isinstance(func, str) else func
-            built.append((get(spec.name, **dict(spec.params)), float(spec.weight)))
+            built.append((build(spec.name, spec.params), float(spec.weight)))
     keys = result_keys([reward.reward_name for reward, _ in built])
     return [(key, reward, weight) for key, (reward, weight) in zip(keys, built, strict=True)]
 
@@ -95,28 +111,67 @@ def score_batch(
     funcs: Sequence[str | FuncSpec | Reward],
     completions: Sequence[Completion],
     columns: Mapping[str, Any],
+    *,
+    build: Builder = _get,
+    deadline_s: float | None = None,
 ) -> BatchResult:
     """Score ``completions`` with every reward in ``funcs`` and sum them with their weights.
+
+    Args:
+        build: how a name and parameters become a reward (a remote policy's ``build`` in a service).
+        deadline_s: bound on the whole batch; past it :class:`~rewardkit.core.DeadlineExceeded` is raised
+            and the rewards' slow parts (math workers, judge calls) are cancelled.
 
     Raises:
         UnknownRewardError, RewardError: a bad func name, parameter or weight.
         ColumnError: a missing or misaligned column (naming the reward, the column and both lengths).
     """
-    resolved = resolve(funcs)
-    n = len(completions)
-    scores: dict[str, list[float | None]] = {}
-    errors: dict[str, list[str | None]] = {}
-    timing: dict[str, float] = {}
-    for key, reward, _ in resolved:
-        start = time.perf_counter()
-        scored = reward.score_detailed(completions, **columns)
-        timing[key] = round((time.perf_counter() - start) * 1000.0, 3)
-        scores[key] = scored.values
-        if scored.has_reasons:
-            errors[key] = scored.reasons
+    resolved = resolve(funcs, build)
+    scored: dict[str, tuple[Scored, float]] = {}
+    with deadline(deadline_s):
+        for key, reward, _ in resolved:
+            start = time.perf_counter()
+            scored[key] = (reward.score_detailed(completions, **columns), time.perf_counter() - start)
+            check_deadline(key)
+    return _combine(resolved, scored, len(completions))
+
+
+async def ascore_batch(
+    funcs: Sequence[str | FuncSpec | Reward],
+    completions: Sequence[Completion],
+    columns: Mapping[str, Any],
+    *,
+    build: Builder = _get,
+    deadline_s: float | None = None,
+    offload: Callable[..., Awaitable[Any]] = asyncio.to_thread,
+) -> BatchResult:
+    """:func:`score_batch` on an event loop: rewards with an async face (the judge) run on the loop and hold
+    no thread while they wait; the others run through ``offload`` (a thread pool)."""
+    resolved = resolve(funcs, build)
+    scored: dict[str, tuple[Scored, float]] = {}
+    with deadline(deadline_s):
+        for key, reward, _ in resolved:
+            start = time.perf_counter()
+            detailed = getattr(reward, "ascore_detailed", None)
+            if detailed is not None:
+                result = await detailed(completions, **columns)
+            else:
+                result = await offload(reward.score_detailed, completions, **columns)
+            scored[key] = (result, time.perf_counter() - start)
+            check_deadline(key)
+    return _combine(resolved, scored, len(completions))
+
+
+def _combine(
+    resolved: list[tuple[str, Reward, float]], scored: dict[str, tuple[Scored, float]], n: int
+) -> BatchResult:
+    scores = {key: result.values for key, (result, _) in scored.items()}
+    errors = {key: result.reasons for key, (result, _) in scored.items() if result.has_reasons}
+    timing = {key: round(took * 1000.0, 3) for key, (_, took) in scored.items()}
     rewards: list[float | None] = []
     for i in range(n):
-        parts = [(scores[key][i], weight) for key, _, weight in resolved]
-        present = [value * weight for value, weight in parts if value is not None]
-        rewards.append(sum(present) if present else None)
+        present = [(scores[key][i], weight) for key, _, weight in resolved]
+        weighted = [value * weight for value, weight in present if value is not None]
+        total = sum(weighted) if weighted else None
+        rewards.append(total if total is None or math.isfinite(total) else None)
     return BatchResult(rewards, scores, errors, timing)

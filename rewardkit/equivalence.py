@@ -37,9 +37,12 @@ from fractions import Fraction
 from multiprocessing import popen_forkserver, spawn
 from typing import Any
 
+from rewardkit.core import DeadlineExceeded, remaining_s
+
 __all__ = [
     "Check",
     "MathVerifier",
+    "close_verifier",
     "default_workers",
     "fast_verdict",
     "get_verifier",
@@ -122,9 +125,12 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
 # --------------------------------------------------------------------------- guards
 
 # A numeric power not itself raised further (the top of a chain a^b^c, or the innermost of a^{b^{c}}).
-_SMALL_POWER = re.compile(r"(\d+)\s*\^\s*(?:\{\s*(\d+)\s*\}|(\d))(?!\s*\^)")
+# Every pattern that starts with a digit run starts only where the run starts ((?<!\d)) and cannot
+# backtrack into it ((?>...)): each is linear in the text, not quadratic in a run of digits.
+_SMALL_POWER = re.compile(r"(?<!\d)((?>\d+))\s*\^\s*(?:\{\s*((?>\d+))\s*\}|(\d))(?!\s*\^)")
 _BIG = "\u2603"  # stands for an already-large power, so a tower built on it is refused
-_FACTORIAL = re.compile(r"(\d+|" + _BIG + r")\s*\)?\s*\}?\s*!")
+_BIG_EXPONENT = re.compile(r"\^\s*\{?\s*" + _BIG)
+_FACTORIAL = re.compile(r"(?<!\d)((?>\d+)|" + _BIG + r")\s*\)?\s*\}?\s*!")
 
 
 def _max_depth(text: str) -> int:
@@ -136,6 +142,24 @@ def _max_depth(text: str) -> int:
         elif char in "})":
             depth -= 1
     return deepest
+
+
+def _exceeds(digits: str, limit: int) -> bool:
+    """``int(digits) > limit`` without converting a long run of digits (which Python refuses)."""
+    digits = digits.lstrip("0") or "0"
+    return len(digits) > len(str(limit)) or int(digits) > limit
+
+
+def _power_digits(base: str, exponent: str) -> float:
+    """About how many digits ``base ** exponent`` has (both runs of decimal digits, of any length)."""
+    base = base.lstrip("0") or "0"
+    if base in ("0", "1"):
+        return 1.0
+    exponent = exponent.lstrip("0") or "0"
+    if len(exponent) > 12:
+        return math.inf
+    log10_base = math.log10(int(base[:15])) + max(0, len(base) - 15)
+    return int(exponent) * log10_base
 
 
 def guard(prediction: str, *, max_chars: int) -> str | None:
@@ -155,23 +179,23 @@ def guard(prediction: str, *, max_chars: int) -> str | None:
     if "^" in text:
         text = text.replace("\\left", "").replace("\\right", "")
         for _ in range(64):
-            if _BIG + "}" in text or re.search(r"\^\s*\{?\s*" + _BIG, text):
+            if _BIG + "}" in text or _BIG_EXPONENT.search(text):
                 return "huge_power"
             match = _SMALL_POWER.search(text)
             if match is None:
                 break
-            base, exponent = int(match.group(1)), int(match.group(2) or match.group(3))
-            digits = exponent * math.log10(base) if base > 1 else 1.0
+            base, exponent = match.group(1), match.group(2) or match.group(3)
+            digits = _power_digits(base, exponent)
             if digits > MAX_POWER_DIGITS:
                 return "huge_power"
-            value = str(base**exponent) if digits <= 15 else _BIG
+            value = str(int(base.lstrip("0") or "0") ** int(exponent[-12:])) if digits <= 15 else _BIG
             if text[: match.start()].rstrip().endswith("^"):  # an exponent itself: keep it one group
                 value = "{" + value + "}"
             text = text[: match.start()] + value + text[match.end() :]
     if "!" in text:
         for match in _FACTORIAL.finditer(text):
             token = match.group(1)
-            if token == _BIG or int(token) > MAX_FACTORIAL:
+            if token == _BIG or _exceeds(token, MAX_FACTORIAL):
                 return "huge_factorial"
     return None
 
@@ -361,6 +385,11 @@ class MathVerifier:
                     check = queue.pop()
                     on_spill[submit(self._get_pool("spill"), check)] = check
                     self.stats["spilled"] += 1
+            left = remaining_s()
+            if left is not None and left <= 0.0:  # the request's deadline: stop its work, free the workers
+                for future in [*on_main, *on_spill]:
+                    future.cancel()  # pebble kills a running worker and starts a new one
+                raise DeadlineExceeded(f"math: {len(queue) + len(on_main) + len(on_spill)} pairs unfinished")
             done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
             for future in done:
                 check = on_main.pop(future) if future in on_main else on_spill.pop(future)
@@ -461,6 +490,14 @@ def get_verifier(workers: int | None = None, memory_mb: int = 2048) -> MathVerif
         if verifier is None:
             verifier = _verifiers[key] = MathVerifier(*key)
         return verifier
+
+
+def close_verifier(workers: int | None = None, memory_mb: int = 2048) -> None:
+    """Stop the pools of one pool shape (a later :func:`get_verifier` starts them again)."""
+    with _verifiers_lock:
+        verifier = _verifiers.pop((workers or default_workers(), memory_mb), None)
+    if verifier is not None:
+        verifier.close()
 
 
 @atexit.register

@@ -31,6 +31,7 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar, cast
 
 from rewardkit.core import Completion, Reward, RewardError, Verdict
+from rewardkit.policy import CallerParam
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -64,6 +65,10 @@ class RewardInfo:
     params: Mapping[str, Any]
     description: str
     source: str
+    #: the parameters a remote caller may set (see :mod:`rewardkit.policy`); the rest are server settings
+    caller_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: values that apply when the reward is built for a remote caller, under the operator's settings
+    remote_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly view (what ``rewardkit list --json`` and ``GET /rewards`` show)."""
@@ -210,6 +215,8 @@ def register(
     columns: Sequence[str] | None = None,
     optional_columns: Sequence[str] = (),
     description: str | None = None,
+    caller_params: Mapping[str, CallerParam] | Sequence[str] = (),
+    remote_defaults: Mapping[str, Any] | None = None,
 ) -> Callable[[T], T]:
     """Register a reward under ``name``; use as a decorator. Returns the object unchanged.
 
@@ -219,6 +226,10 @@ def register(
             ``completions`` that have no default.
         optional_columns: columns used when present.
         description: one line for listings; defaults to the docstring's first line.
+        caller_params: the parameters a remote caller (a service request) may set, by name or as
+            ``{name: CallerParam(cap=...)}``; every other parameter is a server setting. In-process
+            :func:`get` takes every parameter.
+        remote_defaults: parameter values for rewards built for remote callers (under the operator's).
 
     Raises:
         ValueError: duplicate name, bad name, or a callable that breaks the contract (no ``**kwargs``,
@@ -250,8 +261,19 @@ def register(
             factory = functools.partial(FunctionReward, obj, name, required, optional)
         else:
             raise ValueError(f"cannot register {name!r}: {obj!r} is neither a function nor a Reward class")
+        callers = _caller_params(name, caller_params, params)
+        defaults = dict(remote_defaults or {})
+        if set(defaults) - set(params):
+            raise ValueError(f"cannot register {name!r}: remote_defaults names unknown parameters")
         info = RewardInfo(
-            name, required, optional, params, description or _first_line(obj.__doc__), _source(obj)
+            name,
+            required,
+            optional,
+            params,
+            description or _first_line(obj.__doc__),
+            _source(obj),
+            callers,
+            defaults,
         )
         with _lock:
             if name in _registry:
@@ -265,6 +287,16 @@ def register(
         return obj
 
     return decorator
+
+
+def _caller_params(
+    name: str, declared: Mapping[str, CallerParam] | Sequence[str], params: Mapping[str, Any]
+) -> dict[str, CallerParam]:
+    table = dict(declared) if isinstance(declared, Mapping) else {p: CallerParam() for p in declared}
+    unknown = sorted(set(table) - set(params))
+    if unknown:
+        raise ValueError(f"cannot register {name!r}: caller_params names unknown parameter(s) {unknown}")
+    return table
 
 
 def _source(obj: Any) -> str:

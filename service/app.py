@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rewardkit import __version__, registry
-from rewardkit.core import RewardError
+from rewardkit.core import DeadlineExceeded, Reward, RewardError
 from rewardkit.registry import UnknownRewardError
 from service.metrics import Metrics
+from service.models import SafeJSONResponse
 from service.routes import health, metrics, openrlhf, rewards, score
 from service.settings import Settings
+
+logger = logging.getLogger("rewardkit.service")
 
 ROUTES = {"/score", "/get_reward", "/rewards", "/healthz", "/readyz", "/metrics"}
 
@@ -93,35 +99,78 @@ class LimitsAndMetrics:
         await send({"type": "http.response.body", "body": body})
 
 
+def server_rewards(app: FastAPI) -> dict[str, Reward | str]:
+    """Each registered reward as this server configures it, or why it is unavailable (e.g. a judge with no
+    base URL configured). Readiness, statistics and shutdown go through these, never a reward's internals."""
+    built: dict[str, Reward | str] = {}
+    for info in registry.list_rewards():
+        try:
+            built[info.name] = app.state.policy.build(info.name)
+        except (ValueError, ImportError) as exc:
+            built[info.name] = f"unavailable: {exc}"
+    return built
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the service. Tests pass ``Settings(...)``; ``uvicorn --factory`` reads ``REWARDKIT_*``."""
+    """Build the service. Tests pass ``Settings(...)``; ``uvicorn --factory`` reads ``REWARDKIT_*``.
+
+    Raises ``ValueError`` for a bad configuration (an unknown reward or parameter in REWARDKIT_PARAMS, a
+    cap on a parameter callers cannot set): the service does not start half-configured.
+    """
     settings = settings or Settings()
+    policy = settings.policy()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.rewards = server_rewards(app)
+        logger.info("rewardkit %s settings: %s", __version__, json.dumps(settings.redacted()))
+        for name, reward in app.state.rewards.items():
+            table = policy.describe(name)
+            callers = {p: e.get("cap") for p, e in table.items() if e["settable"]}
+            server_only = sorted(p for p, e in table.items() if not e["settable"])
+            state = reward if isinstance(reward, str) else "ok"
+            logger.info(
+                "reward %s (%s): callers may set %s; server settings %s", name, state, callers, server_only
+            )
         yield
-        from rewardkit import equivalence  # the math worker pools go down with the app
-
-        equivalence.shutdown()
+        for reward in app.state.rewards.values():  # worker pools go down with the app
+            if not isinstance(reward, str):
+                await run_in_threadpool(reward.close)
 
     app = FastAPI(
         title="rewardkit",
         version=__version__,
         summary="Batch reward scoring for RL fine-tuning (GRPO and friends).",
         lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
     )
     app.state.settings = settings
+    app.state.policy = policy
+    app.state.rewards = {}
     app.state.metrics = Metrics()
     app.add_middleware(LimitsAndMetrics, settings=settings, metrics=app.state.metrics)
 
     @app.exception_handler(UnknownRewardError)
-    async def unknown_reward(request: Request, exc: UnknownRewardError) -> JSONResponse:
+    async def unknown_reward(request: Request, exc: UnknownRewardError) -> SafeJSONResponse:
         available = [info.name for info in registry.list_rewards()]
-        return JSONResponse({"detail": str(exc), "available": available}, status_code=422)
+        return SafeJSONResponse({"detail": str(exc), "available": available}, status_code=422)
 
     @app.exception_handler(RewardError)
-    async def bad_request(request: Request, exc: RewardError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+    async def bad_request(request: Request, exc: RewardError) -> SafeJSONResponse:
+        return SafeJSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
+        return SafeJSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
+
+    @app.exception_handler(DeadlineExceeded)
+    async def too_slow(request: Request, exc: DeadlineExceeded) -> SafeJSONResponse:
+        limit = settings.request_timeout_s
+        return SafeJSONResponse(
+            {"detail": f"the request took longer than {limit:g} s (REWARDKIT_REQUEST_TIMEOUT_S); {exc}"},
+            status_code=504,
+            headers={"X-Rewardkit-Timeout": "request"},  # clients do not retry this: it would fail again
+        )
 
     for router in (health.router, rewards.router, score.router, openrlhf.router, metrics.router):
         app.include_router(router)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import collections
+from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from rewardkit.core import Reward
 from rewardkit.engine import BatchResult
 
 
@@ -34,9 +36,10 @@ class Metrics:
         self.timeouts = Counter(
             "rewardkit_timeouts", "Items that timed out, per func.", ["func"], registry=self.registry
         )
-        self.cache_hits = Gauge(
-            "rewardkit_math_cache_hits",
-            "Math verdicts served from the LRU (process total).",
+        self.reward_stats = Gauge(
+            "rewardkit_reward_stat",
+            "Figures each reward reports about its shared resources (math: cache_hits, timeouts, ...).",
+            ["func", "stat"],
             registry=self.registry,
         )
 
@@ -52,8 +55,9 @@ class Metrics:
                 if reason == "timeout":
                     self.timeouts.labels(func).inc(count)
 
-    def refresh(self) -> None:
-        """Copy figures kept elsewhere (the math verifiers) into gauges, at scrape time."""
-        from rewardkit import equivalence
-
-        self.cache_hits.set(sum(v.stats["cache_hits"] for v in list(equivalence._verifiers.values())))
+    def refresh(self, rewards: Mapping[str, Reward | str]) -> None:
+        """Copy the figures each reward reports (through the reward contract) into gauges, at scrape time."""
+        for name, reward in rewards.items():
+            if isinstance(reward, Reward):
+                for stat, value in reward.stats().items():
+                    self.reward_stats.labels(name, stat).set(value)

@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
+from rewardkit.engine import MAX_WEIGHT
+
 Completion = str | list[dict[str, Any]]
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON that always encodes: text a caller sent and an error message echoes may hold lone surrogates
+    (which UTF-8 cannot encode); they go out as U+FFFD instead of turning a 422 into a 500."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        return text.encode("utf-8", errors="replace")
+
+
+def _valid_text(value: Any, where: str) -> None:
+    """Refuse strings UTF-8 cannot encode anywhere in a (nested) value: names and parameters are
+    configuration, not model output, so broken text there is a caller's error."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{where} hold text that is not valid Unicode (a lone surrogate)") from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 class FuncRequest(BaseModel):
@@ -20,8 +51,20 @@ class FuncRequest(BaseModel):
     @field_validator("weight")
     @classmethod
     def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("weight must be a finite number")
+        if not math.isfinite(value) or abs(value) > MAX_WEIGHT:
+            raise ValueError(f"weight must be a finite number within +-{MAX_WEIGHT:g}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name_text(cls, value: str) -> str:
+        _valid_text(value, "func names")
+        return value
+
+    @field_validator("params")
+    @classmethod
+    def _params_text(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _valid_text(value, "params")
         return value
 
 
@@ -32,6 +75,12 @@ class ScoreRequest(BaseModel):
     completions: list[Completion] = Field(examples=[["<think>...</think><answer>6 * 4</answer>"]])
     columns: dict[str, list[Any]] = Field(default_factory=dict, examples=[{"target": [24], "nums": [[4, 6]]}])
 
+    @field_validator("funcs")
+    @classmethod
+    def _names_text(cls, value: list[str | FuncRequest]) -> list[str | FuncRequest]:
+        _valid_text([f for f in value if isinstance(f, str)], "func names")
+        return value
+
 
 class ScoreResponse(BaseModel):
     rewards: list[float | None]
@@ -40,17 +89,32 @@ class ScoreResponse(BaseModel):
     timing_ms: dict[str, float]
 
 
+class ParamPolicy(BaseModel):
+    """What a caller may do with one parameter on this server."""
+
+    settable: bool = Field(description="A caller may set it; otherwise it is a server setting (422 if sent).")
+    default: Any = Field(default=None, description="The server's value when the caller sends none.")
+    cap: float | None = Field(default=None, description="Largest value a caller may send (422 above).")
+    inline_file: bool = Field(default=False, description="Clients read a file named here and send its text.")
+    reward_spec: bool = Field(
+        default=False, description="The value names another reward, checked the same way."
+    )
+
+
 class RewardDescription(BaseModel):
     name: str
     columns: list[str]
     optional_columns: list[str]
-    params: dict[str, Any]
+    params: dict[str, ParamPolicy]
     description: str
 
 
 class RewardsResponse(BaseModel):
     rewards: list[RewardDescription]
     max_batch: int
+    max_body_mb: float
+    request_timeout_s: float
+    version: str
 
 
 class OpenRLHFRequest(BaseModel):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from rewardkit.policy import RemotePolicy, load_params_table
 
 
 class Settings(BaseSettings):
@@ -23,6 +26,31 @@ class Settings(BaseSettings):
         description="Rewards applied by POST /get_reward (comma-separated or a JSON list).",
     )
     ready_timeout_s: float = Field(default=30.0, gt=0, description="How long /readyz waits for a worker.")
+    request_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="Longest time one scoring request may take; past it the caller gets 504 and the "
+        "request's slow parts (math workers, judge calls) are cancelled.",
+    )
+    metrics_public: bool = Field(
+        default=False,
+        description="Serve /metrics without the token (for Prometheus scrapes by pod annotation). The "
+        "figures are counts and latencies; nothing a caller sent appears in them.",
+    )
+    params: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Server settings of each reward, JSON {reward: {parameter: value}}: the only way to set "
+        "parameters callers may not (judge base_url, math workers, ...) and the defaults of the rest.",
+    )
+    config: Path | None = Field(
+        default=None,
+        description="A JSON file of the same shape as REWARDKIT_PARAMS (used when that is empty).",
+    )
+    caps: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Caps on caller-set numbers, JSON {reward: {parameter: cap}}, replacing the defaults.",
+    )
 
     @field_validator("openrlhf_funcs", mode="before")
     @classmethod
@@ -39,3 +67,16 @@ class Settings(BaseSettings):
     @property
     def max_body_bytes(self) -> int:
         return int(self.max_body_mb * 1024 * 1024)
+
+    def policy(self) -> RemotePolicy:
+        """The trust boundary for this server's callers (ValueError for a bad configuration)."""
+        params = self.params
+        if not params and self.config is not None:
+            params = load_params_table({"REWARDKIT_CONFIG": str(self.config)})
+        return RemotePolicy(params, self.caps)
+
+    def redacted(self) -> dict[str, Any]:
+        """The effective settings for the start-up log: the token is never shown."""
+        shown = self.model_dump(mode="json")
+        shown["api_token"] = "(set)" if self.api_token is not None else None
+        return shown

@@ -19,15 +19,14 @@ Every reward in rewardkit's registry becomes ``rk_<name>`` (``rk_countdown``, ``
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 from swift.rewards import ORM, AsyncORM, orms
 
 import rewardkit
 from rewardkit.engine import FuncSpec
+from rewardkit.policy import load_params_table
 
 ALIASES = {"external_countdown": "countdown", "external_r1v_acc": "r1v_acc"}
 ASYNC_LOCAL = {"llm_judge"}  # rewards with an async face run as AsyncORM even locally
@@ -35,17 +34,7 @@ ASYNC_LOCAL = {"llm_judge"}  # rewards with an async face run as AsyncORM even l
 
 def reward_params(name: str) -> dict[str, Any]:
     """The parameters for ``name`` from REWARDKIT_PARAMS (JSON) or the JSON file named by REWARDKIT_CONFIG."""
-    raw = os.environ.get("REWARDKIT_PARAMS")
-    source = "REWARDKIT_PARAMS"
-    if not raw and os.environ.get("REWARDKIT_CONFIG"):
-        source = os.environ["REWARDKIT_CONFIG"]
-        raw = Path(source).read_text(encoding="utf-8")
-    if not raw:
-        return {}
-    table = json.loads(raw)
-    if not isinstance(table, dict) or not isinstance(table.get(name, {}), dict):
-        raise ValueError(f"{source} must be a JSON object of {{reward name: {{parameter: value}}}}")
-    return dict(table.get(name, {}))
+    return load_params_table().get(name, {})
 
 
 def pick_columns(
@@ -88,11 +77,11 @@ def _remote_class(key: str, name: str, url: str) -> type:
 
     def __init__(self: Any, args: Any = None, **kwargs: Any) -> None:
         AsyncORM.__init__(self, args, **kwargs)
-        self.spec = FuncSpec(name, reward_params(name))
-        with RewardClient(url) as client:  # fails here, at start-up, if the service is not there
+        # Fails here, at start-up, if the service is not there, lacks the reward, or refuses a parameter
+        # (a server setting, or over its cap); a template file is read here and sent inline.
+        with RewardClient(url) as client:
+            (self.spec,) = client.check([FuncSpec(name, reward_params(name))])
             info = {r["name"]: r for r in client.rewards()}
-        if name not in info:
-            raise ValueError(f"{key}: the service at {url} has no reward {name!r}; it has {sorted(info)}")
         self.needed = tuple(info[name]["columns"])
         self.optional = tuple(info[name]["optional_columns"])
 

@@ -253,7 +253,7 @@ def judge(answer: str, target: int | Fraction, nums: list[int], format_score: fl
     return Verdict(format_score)
 
 
-@register("countdown", columns=["target", "nums"])
+@register("countdown", columns=["target", "nums"], caller_params=["format_score"])
 @dataclass(frozen=True)
 class Countdown(ItemReward):
     """Countdown accuracy: 1.0 when the last <answer> uses every number once and equals the target.

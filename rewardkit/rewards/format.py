@@ -69,7 +69,7 @@ def validate_tags(tags: object) -> tuple[str, ...]:
     return names
 
 
-@register("format")
+@register("format", caller_params=["tags", "think_prefilled"])
 @dataclass(frozen=True)
 class FormatTags(ItemReward):
     """Format: 1.0 when the completion is exactly the tag blocks in order, the last one non-empty.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
+import contextvars
 import importlib.util
 import io
 import json
@@ -27,18 +29,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardkit.concurrency import SharedLimit
 from rewardkit.core import (
     ColumnError,
     Completion,
+    DeadlineExceeded,
     Reward,
     RewardError,
     Scored,
     Verdict,
     completion_text,
+    remaining_s,
 )
+from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 
-__all__ = ["JudgeConfigError", "LLMJudge", "llm_judge", "parse_judgement"]
+__all__ = [
+    "JudgeConfigError",
+    "LLMJudge",
+    "check_inline_template",
+    "llm_judge",
+    "parse_judgement",
+    "template_fields",
+]
 
 DEFAULT_TEMPLATE = """You are grading a response to a question.
 Judge correctness first, then completeness and clarity.
@@ -59,6 +72,43 @@ _SCORE = re.compile(r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]")
 _BUILTIN_FIELDS = {"question", "solution", "completion"}
 _cache: OrderedDict[str, tuple[float | None, str | None, str | None]] = OrderedDict()
 _cache_lock = threading.Lock()
+_limits: dict[tuple[str, int], SharedLimit] = {}  # judge calls in flight, per endpoint, across requests
+MAX_CALLER_TEMPLATE_CHARS = 20_000
+
+
+def template_fields(template: str) -> frozenset[str]:
+    """The placeholders of a template; each must be a plain ``{name}`` (no attribute or index access, no
+    format spec or conversion), else ``ValueError``.
+
+    >>> sorted(template_fields("Q: {question} A: {completion} ({{literal}})"))
+    ['completion', 'question']
+    >>> template_fields("{completion:>20000000}")
+    Traceback (most recent call last):
+    ...
+    ValueError: template placeholders must be plain {name}; got {completion:>20000000}
+    """
+    fields = set()
+    for _, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            raise ValueError(f"template placeholders must be plain {{name}}; got {{{shown}}}")
+        fields.add(name)
+    return frozenset(fields)
+
+
+def check_inline_template(template: object) -> None:
+    """What a remote caller's template must be: an inline string (never a file name) of at most
+    ``MAX_CALLER_TEMPLATE_CHARS`` with plain placeholders including ``{completion}``."""
+    if not isinstance(template, str):
+        raise ValueError("must be a string holding the template itself")
+    if len(template) > MAX_CALLER_TEMPLATE_CHARS:
+        raise ValueError(f"is {len(template)} characters; at most {MAX_CALLER_TEMPLATE_CHARS}")
+    if "completion" not in template_fields(template):
+        raise ValueError(
+            "must be the template text itself, containing {completion} (file names are not read)"
+        )
 
 
 class JudgeConfigError(RewardError):
@@ -84,24 +134,49 @@ def _setting(value: Any, env: str) -> Any:
     return value if value is not None else (os.environ.get(env) or None)
 
 
-def encode_image(item: Any, max_side: int) -> str:
-    """An image as a ``data:`` URL (decoded, RGB, longest side capped); ``http(s)`` URLs pass through."""
+class ImageRefused(ValueError):
+    """An image this judge will not read (a path or URL it may not follow, too many pixels)."""
+
+
+def encode_image(
+    item: Any,
+    max_side: int,
+    *,
+    local_files: bool = True,
+    image_urls: bool = True,
+    max_pixels: int = 25_000_000,
+) -> str:
+    """An image as a ``data:`` URL (decoded, RGB, longest side capped); ``http(s)`` URLs pass through.
+
+    With ``local_files=False`` a string is never opened as a path: it must be a ``data:`` URL or base64,
+    whether or not a file of that name exists. With ``image_urls=False`` URLs are refused. Images over
+    ``max_pixels`` are refused from their header, before they are decoded.
+    """
     from PIL import Image
 
     if isinstance(item, str) and item.startswith(("http://", "https://")):
+        if not image_urls:
+            raise ImageRefused("url_not_allowed")
         return item
     if isinstance(item, Image.Image):
         image = item
     else:
         if isinstance(item, str) and item.startswith("data:"):
-            raw = base64.b64decode(item.split(",", 1)[1], validate=False)
+            raw = base64.b64decode(item.split(",", 1)[-1], validate=False)
         elif isinstance(item, bytes | bytearray):
             raw = bytes(item)
-        elif isinstance(item, str | Path):
+        elif isinstance(item, str) and not local_files:
+            try:  # bare base64; a file name is not opened, so no answer depends on whether it exists
+                raw = base64.b64decode(item, validate=True)
+            except (binascii.Error, ValueError):
+                raise ImageRefused("not_inline") from None
+        elif isinstance(item, str | Path) and local_files:
             raw = Path(item).read_bytes()
         else:
-            raise ValueError(f"unsupported image value of type {type(item).__name__}")
+            raise ImageRefused(f"unsupported:{type(item).__name__}")
         image = Image.open(io.BytesIO(raw))
+        if image.width * image.height > max_pixels:
+            raise ImageRefused("too_many_pixels")
         image.load()
     image = image.convert("RGB")
     if max(image.size) > max_side:
@@ -111,13 +186,31 @@ def encode_image(item: Any, max_side: int) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-@register("llm_judge", columns=[], optional_columns=["question", "prompt", "solution", "images"])
+@register(
+    "llm_judge",
+    columns=[],
+    optional_columns=["question", "prompt", "solution", "images"],
+    # Where the server's key goes (base_url, model, api_key_env), what it reads (files) and how much it holds
+    # (cache, total calls in flight) are the operator's; a caller sizes its own request within caps.
+    caller_params={
+        "template": CallerParam(check=check_inline_template, inline_file=True),
+        "max_concurrency": CallerParam(cap=256),
+        "timeout_s": CallerParam(cap=300),
+        "max_retries": CallerParam(cap=10),
+        "temperature": CallerParam(cap=2),
+        "max_image_side": CallerParam(cap=4096),
+    },
+    remote_defaults={"local_files": False, "image_urls": False},
+)
 @dataclass(frozen=True)
 class LLMJudge(Reward):
     """LLM judge: a model behind an OpenAI-compatible URL scores each answer 0-10 as [[N]]; reward N/10.
 
     Every setting defaults to its ``REWARDKIT_JUDGE_*`` environment variable (``BASE_URL``, ``MODEL``,
     ``API_KEY_ENV`` - the *name* of the variable holding the key, default ``REWARDKIT_JUDGE_API_KEY``).
+    ``local_files``: image and template values may name files; ``image_urls``: http(s) image URLs go on
+    to the judge (which fetches them). Both are on in-process and off for remote callers of a service.
+    ``max_total_concurrency`` bounds the calls in flight to one endpoint across every batch of the process.
     """
 
     base_url: str | None = None
@@ -130,6 +223,10 @@ class LLMJudge(Reward):
     temperature: float = 0.0
     max_image_side: int = 1024
     cache_size: int = 10_000
+    local_files: bool = True
+    image_urls: bool = True
+    max_image_pixels: int = 25_000_000
+    max_total_concurrency: int = 256
 
     def __post_init__(self) -> None:
         if importlib.util.find_spec("openai") is None or importlib.util.find_spec("PIL") is None:
@@ -148,16 +245,27 @@ class LLMJudge(Reward):
                 "(a local server without keys still needs a placeholder value)"
             )
         template = self.template or DEFAULT_TEMPLATE
-        if "\n" not in template and len(template) < 4096 and Path(template).is_file():
+        if not isinstance(template, str):
+            raise ValueError(f"llm_judge: template must be a string, got {type(template).__name__}")
+        # A template without placeholders may name a file (in-process, or the operator's setting).
+        if self.local_files and "{" not in template and len(template) < 4096 and Path(template).is_file():
             template = Path(template).read_text(encoding="utf-8")
-        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        try:
+            fields = template_fields(template)
+        except ValueError as exc:
+            raise ValueError(f"llm_judge: {exc}") from None
         if "completion" not in fields:
             raise ValueError("llm_judge: the template must contain {completion}")
+        for flag in ("local_files", "image_urls"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"llm_judge: {flag} must be true or false")
         for name, value, low in (
             ("max_concurrency", self.max_concurrency, 1),
             ("max_retries", self.max_retries, 0),
             ("max_image_side", self.max_image_side, 16),
             ("cache_size", self.cache_size, 0),
+            ("max_image_pixels", self.max_image_pixels, 1),
+            ("max_total_concurrency", self.max_total_concurrency, 1),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"llm_judge: {name} must be an integer >= {low}, got {value!r}")
@@ -173,7 +281,7 @@ class LLMJudge(Reward):
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "api_key_env", key_env)
         object.__setattr__(self, "template", template)
-        object.__setattr__(self, "_fields", frozenset(fields))
+        object.__setattr__(self, "_fields", fields)
 
     # -- columns: question (or prompt) is required; a custom template's own placeholders are too
     @property
@@ -207,8 +315,9 @@ class LLMJudge(Reward):
         except RuntimeError:
             return asyncio.run(self._judge(completions, columns))
         # Called synchronously from inside a running loop: judge on a loop of our own, in a thread.
+        context = contextvars.copy_context()  # the deadline goes along
         with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self._judge(completions, columns)).result()
+            return pool.submit(context.run, asyncio.run, self._judge(completions, columns)).result()
 
     # -- async face (the ms-swift plugin's AsyncORM uses it)
     async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
@@ -251,13 +360,28 @@ class LLMJudge(Reward):
         parts: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
         for k, image in enumerate(images if isinstance(images, list | tuple) else [images]):
             try:
-                url = encode_image(image, self.max_image_side)
+                url = encode_image(
+                    image,
+                    self.max_image_side,
+                    local_files=self.local_files,
+                    image_urls=self.image_urls,
+                    max_pixels=self.max_image_pixels,
+                )
+            except ImageRefused as exc:
+                raise ValueError(f"bad_image:{k}:{exc}") from None
             except Exception as exc:
                 raise ValueError(f"bad_image:{k}:{type(exc).__name__}") from None
             parts.append({"type": "image_url", "image_url": {"url": url}})
         return [{"role": "user", "content": parts}]
 
     async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
+        if "images" in columns:  # decoding images is CPU work: off the event loop
+            return await asyncio.to_thread(asyncio.run, self._judge_prepared(completions, columns))
+        return await self._judge_prepared(completions, columns)
+
+    async def _judge_prepared(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]]
+    ) -> Scored:
         import openai
 
         n = len(completions)
@@ -284,10 +408,12 @@ class LLMJudge(Reward):
             max_retries=0,
         )
         semaphore = asyncio.Semaphore(self.max_concurrency)
+        total = self._shared_limit()
+        calls = asyncio.gather(*(self._one(client, semaphore, total, key, payloads[key]) for key in requests))
         try:
-            outcomes = await asyncio.gather(
-                *(self._one(client, semaphore, key, payloads[key]) for key in requests)
-            )
+            outcomes = await asyncio.wait_for(calls, timeout=remaining_s())
+        except TimeoutError:  # the request deadline: every call was cancelled
+            raise DeadlineExceeded("llm_judge: the request deadline passed") from None
         finally:
             await client.close()
         for key, (value, reason, raw) in zip(requests, outcomes, strict=True):
@@ -295,19 +421,33 @@ class LLMJudge(Reward):
                 values[i], reasons[i], details[i] = value, reason, raw
         return Scored(values, reasons, details)
 
+    def _shared_limit(self) -> SharedLimit:
+        key = (str(self.base_url), self.max_total_concurrency)
+        with _cache_lock:
+            limit = _limits.get(key)
+            if limit is None:
+                limit = _limits[key] = SharedLimit(self.max_total_concurrency)
+            return limit
+
     async def _one(
-        self, client: Any, semaphore: asyncio.Semaphore, key: str, messages: list[dict[str, Any]]
+        self,
+        client: Any,
+        semaphore: asyncio.Semaphore,
+        total: SharedLimit,
+        key: str,
+        messages: list[dict[str, Any]],
     ) -> tuple[float | None, str | None, str | None]:
         import openai
 
-        with _cache_lock:
-            hit = _cache.get(key)
-            if hit is not None:
-                _cache.move_to_end(key)
-                return hit
+        if self.cache_size:
+            with _cache_lock:
+                hit = _cache.get(key)
+                if hit is not None:
+                    _cache.move_to_end(key)
+                    return hit
         attempt = 0
         while True:
-            async with semaphore:
+            async with semaphore, total:
                 try:
                     # The SDK's low-level post to the chat completions route: same auth, errors and
                     # status exceptions as chat.completions.create, without its per-call walk over the

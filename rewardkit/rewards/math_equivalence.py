@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, Reward, Verdict, completion_text
-from rewardkit.equivalence import Check, default_workers, get_verifier, require_math
+from rewardkit.equivalence import (
+    Check,
+    MathVerifier,
+    close_verifier,
+    default_workers,
+    get_verifier,
+    require_math,
+)
 from rewardkit.extract import math_answer, math_gold
+from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 
 __all__ = ["MathEquivalence", "math_equivalence"]
@@ -36,7 +44,13 @@ def gold_text(solution: object) -> str | None:
     return text or None
 
 
-@register("math", columns=["solution"])
+@register(
+    "math",
+    columns=["solution"],
+    # Pool size and memory are the operator's (one pool per server configuration); a caller sizes its own
+    # request's work within caps.
+    caller_params={"timeout_s": CallerParam(cap=60), "max_answer_chars": CallerParam(cap=100_000)},
+)
 @dataclass(frozen=True)
 class MathEquivalence(Reward):
     """Math accuracy: 1.0 when the final answer is equivalent to the reference (Math-Verify + SymPy).
@@ -78,6 +92,19 @@ class MathEquivalence(Reward):
             "max_answer_chars": self.max_answer_chars,
         }
 
+    # -- lifecycle (the service asks every reward; it never reaches into the pools itself)
+    def _verifier(self) -> MathVerifier:
+        return get_verifier(self.workers or default_workers(), self.memory_mb)
+
+    def ready(self, timeout_s: float) -> bool | None:
+        return self._verifier().ready(timeout_s)
+
+    def stats(self) -> dict[str, float]:
+        return dict(self._verifier().stats)
+
+    def close(self) -> None:
+        close_verifier(self.workers or default_workers(), self.memory_mb)
+
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict]:
@@ -104,8 +131,7 @@ class MathEquivalence(Reward):
             else:
                 pending.append((i, Check(gold, answer)))
         if pending:
-            verifier = get_verifier(self.workers or default_workers(), self.memory_mb)
-            results = verifier.verify_many(
+            results = self._verifier().verify_many(
                 [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
             )
             for (i, _), (equal, reason) in zip(pending, results, strict=True):

@@ -122,6 +122,12 @@ class R1VAccuracy(ItemReward):
             return _RIGHT if numbers.pop() == count else _WRONG
         return _RIGHT if _normalise(answer) == _normalise(gold) else _TEXT_MISMATCH
 
+    def close(self) -> None:
+        if importlib.util.find_spec("pebble") is not None:
+            from rewardkit.equivalence import close_verifier
+
+            close_verifier()
+
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict]:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-
-from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from rewardkit import registry
 from service.deps import Authorized, SettingsDep
+from service.models import SafeJSONResponse
 
 router = APIRouter(tags=["health"])
 
@@ -19,14 +16,20 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="Readiness: the math worker pool answers", dependencies=Authorized)
-async def readyz(settings: SettingsDep) -> JSONResponse:
-    names = {info.name for info in registry.list_rewards()}
-    if "math" not in names or importlib.util.find_spec("pebble") is None:
-        return JSONResponse({"status": "ready", "math_workers": "not installed"})
-    from rewardkit.equivalence import get_verifier
-
-    verifier = get_verifier()
-    if await run_in_threadpool(verifier.ready, settings.ready_timeout_s):
-        return JSONResponse({"status": "ready", "math_workers": verifier.workers})
-    return JSONResponse({"status": "starting", "math_workers": 0}, status_code=503)
+@router.get(
+    "/readyz",
+    summary="Readiness: every reward's resources (the math worker pool) answer",
+    dependencies=Authorized,
+)
+async def readyz(request: Request, settings: SettingsDep) -> SafeJSONResponse:
+    states: dict[str, str] = {}
+    ready = True
+    for name, reward in request.app.state.rewards.items():
+        if isinstance(reward, str):  # not configured on this server (e.g. no judge URL): not a failure
+            states[name] = reward
+            continue
+        answer = await run_in_threadpool(reward.ready, settings.ready_timeout_s)
+        states[name] = "ready" if answer is not False else "starting"
+        ready = ready and answer is not False
+    body = {"status": "ready" if ready else "starting", "rewards": states}
+    return SafeJSONResponse(body, status_code=200 if ready else 503)

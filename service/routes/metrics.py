@@ -1,17 +1,19 @@
-"""Prometheus metrics."""
+"""Prometheus metrics (without the token when REWARDKIT_METRICS_PUBLIC is true, for annotation scrapes)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from service.deps import Authorized, MetricsDep
+from service.deps import MetricsDep, SettingsDep, require_token
 
-router = APIRouter(tags=["metrics"], dependencies=Authorized)
+router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
-async def metrics(metrics: MetricsDep) -> Response:
-    metrics.refresh()
+async def metrics(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
+    if not settings.metrics_public:
+        require_token(settings, request.headers.get("authorization"))
+    metrics.refresh(request.app.state.rewards)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

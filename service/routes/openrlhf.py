@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException
-from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
+from typing import Any
 
-from rewardkit.engine import score_batch
+from fastapi import APIRouter, HTTPException, Request
+
 from service.deps import Authorized, MetricsDep, SettingsDep
-from service.models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse
-from service.routes.score import check_batch
+from service.models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
+from service.routes.score import check_batch, run_batch
 
 router = APIRouter(tags=["openrlhf"], dependencies=Authorized)
 
@@ -18,9 +17,11 @@ router = APIRouter(tags=["openrlhf"], dependencies=Authorized)
     "/get_reward",
     summary="OpenRLHF remote reward: query = prompt + response, labels = the solution column",
     response_model=OpenRLHFResponse,
-    responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+    responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
-async def get_reward(body: OpenRLHFRequest, settings: SettingsDep, metrics: MetricsDep) -> JSONResponse:
+async def get_reward(
+    body: OpenRLHFRequest, request: Request, settings: SettingsDep, metrics: MetricsDep
+) -> SafeJSONResponse:
     n = len(body.query)
     check_batch(n, settings.max_batch)
     prompts = body.prompts if body.prompts is not None else [""] * n
@@ -30,10 +31,10 @@ async def get_reward(body: OpenRLHFRequest, settings: SettingsDep, metrics: Metr
     completions = [
         q[len(p) :] if p and q.startswith(p) else q for q, p in zip(body.query, prompts, strict=True)
     ]
-    columns = {"solution": body.labels} if body.labels is not None else {}
-    result = await run_in_threadpool(score_batch, settings.openrlhf_funcs, completions, columns)
+    columns: dict[str, Any] = {"solution": body.labels} if body.labels is not None else {}
+    result = await run_batch(request, settings, list(settings.openrlhf_funcs), completions, columns)
     metrics.observe_batch(result)
     # OpenRLHF turns these into tensors: "not applicable" (None) is sent as 0.0.
     rewards = [0.0 if r is None else r for r in result.rewards]
     logs = {key: [0.0 if v is None else v for v in values] for key, values in result.scores.items()}
-    return JSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": logs})
+    return SafeJSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": logs})

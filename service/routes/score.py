@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from rewardkit.engine import BatchResult, FuncSpec, score_batch
+from rewardkit.core import Completion
+from rewardkit.engine import BatchResult, FuncSpec, ascore_batch
 from service.deps import Authorized, MetricsDep, SettingsDep
-from service.models import ErrorResponse, ScoreRequest, ScoreResponse
+from service.models import ErrorResponse, SafeJSONResponse, ScoreRequest, ScoreResponse
+from service.settings import Settings
 
 router = APIRouter(tags=["score"], dependencies=Authorized)
 
@@ -23,21 +25,45 @@ def check_batch(size: int, limit: int) -> None:
         )
 
 
+async def run_batch(
+    request: Request,
+    settings: Settings,
+    funcs: Sequence[str | FuncSpec],
+    completions: Sequence[Completion],
+    columns: dict[str, Any],
+) -> BatchResult:
+    """Score for a remote caller: rewards built by the server's policy, under the request deadline.
+    CPU work runs in the thread pool; the judge's calls wait on the event loop and hold no thread."""
+    return await ascore_batch(
+        funcs,
+        completions,
+        columns,
+        build=request.app.state.policy.build,
+        deadline_s=settings.request_timeout_s,
+        offload=run_in_threadpool,
+    )
+
+
 @router.post(
     "/score",
     summary="Score a batch with one or more rewards",
     response_model=ScoreResponse,
-    responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+    responses={
+        413: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        504: {"model": ErrorResponse, "description": "over REWARDKIT_REQUEST_TIMEOUT_S"},
+    },
 )
-async def score(body: ScoreRequest, settings: SettingsDep, metrics: MetricsDep) -> JSONResponse:
+async def score(
+    body: ScoreRequest, request: Request, settings: SettingsDep, metrics: MetricsDep
+) -> SafeJSONResponse:
     check_batch(len(body.completions), settings.max_batch)
     funcs = [f if isinstance(f, str) else FuncSpec(f.name, f.params, f.weight) for f in body.funcs]
-    # Scoring is CPU work (and math waits on worker processes): off the event loop.
-    result = await run_in_threadpool(score_batch, funcs, body.completions, body.columns)
+    result = await run_batch(request, settings, funcs, body.completions, body.columns)
     metrics.observe_batch(result)
     # The engine's result already has the response's shape: sent as it is. (FastAPI re-validating it, or
     # dataclasses.asdict deep-copying every value, cost more than scoring a 1,152-completion batch.)
-    return JSONResponse(batch_body(result))
+    return SafeJSONResponse(batch_body(result))
 
 
 def batch_body(result: BatchResult) -> dict[str, Any]:
