@@ -14,6 +14,7 @@ import pytest
 from rewardkit.client import RewardClient, RewardServiceError
 
 OK = {"rewards": [1.0], "scores": {"format": [1.0]}, "errors": {}, "timing_ms": {"format": 0.1}}
+REWARDS = {"rewards": [{"name": "format", "columns": [], "optional_columns": [], "params": {}}]}
 
 
 class Flaky(BaseHTTPRequestHandler):
@@ -30,6 +31,14 @@ class Flaky(BaseHTTPRequestHandler):
         self.send_response(status)
         for key, value in {"content-type": "application/json", **headers}.items():
             self.send_header(key, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 - /rewards, which the client reads once before scoring
+        body = json.dumps(REWARDS).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -63,6 +72,17 @@ def test_4xx_is_not_retried(flaky: str) -> None:
     with RewardClient(flaky, backoff_s=0.05) as client, pytest.raises(RewardServiceError) as info:
         client.score(["format"], ["x"])
     assert info.value.status_code == 422 and len(Flaky.seen) == 1
+
+
+def test_a_504_past_the_server_deadline_is_not_retried_but_a_gateway_504_is(flaky: str) -> None:
+    Flaky.script = [(504, {"X-Rewardkit-Timeout": "request"}), (200, {})]
+    with RewardClient(flaky, backoff_s=0.05) as client, pytest.raises(RewardServiceError) as info:
+        client.score(["format"], ["x"])
+    assert info.value.status_code == 504 and len(Flaky.seen) == 1  # the same batch would time out again
+    Flaky.script, Flaky.seen = [(504, {}), (200, {})], []  # a proxy's 504 says nothing of the batch
+    with RewardClient(flaky, backoff_s=0.05) as client:
+        assert client.score(["format"], ["x"]).rewards == [1.0]
+    assert len(Flaky.seen) == 2
 
 
 def test_gives_up_after_max_retries(flaky: str) -> None:

@@ -19,7 +19,14 @@ import httpx
 import pytest
 
 import rewardkit
-from rewardkit.client import AsyncRewardClient, RewardClient, RewardServiceError, json_body, remote_reward
+from rewardkit.client import (
+    AsyncRewardClient,
+    PolicyError,
+    RewardClient,
+    RewardServiceError,
+    json_body,
+    remote_reward,
+)
 from rewardkit.testing import iter_golden_files, load_golden
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,9 +233,19 @@ def test_client_raises_4xx_without_retrying(server: Server) -> None:
         RewardClient(server.url, max_retries=3, backoff_s=5.0) as client,
         pytest.raises(RewardServiceError) as info,
     ):
-        client.score(["nope"], ["x"])
-    assert info.value.status_code == 422 and "unknown reward" in str(info.value)
+        client.score(["countdown"], ["x"], target=[24])  # the server finds 'nums' missing: 422
+    assert info.value.status_code == 422 and "'nums' is missing" in str(info.value)
     assert time.monotonic() - start < 4.0  # no backoff happened
+
+
+def test_client_refuses_what_the_server_would_before_sending(server: Server) -> None:
+    with RewardClient(server.url) as client:
+        with pytest.raises(PolicyError, match="has no reward 'nope'"):
+            client.score(["nope"], ["x"])
+        with pytest.raises(PolicyError, match="'workers' is a server setting"):
+            client.score([rewardkit.FuncSpec("math", {"workers": 8})], ["x"], solution=["1"])
+        with pytest.raises(PolicyError, match="over the cap of 60"):
+            client.score([rewardkit.FuncSpec("math", {"timeout_s": 61})], ["x"], solution=["1"])
 
 
 @pytest.mark.timeout(120)
