@@ -15,12 +15,26 @@ Completion = str | list[dict[str, Any]]
 
 
 class SafeJSONResponse(JSONResponse):
-    """JSON that always encodes: text a caller sent and an error message echoes may hold lone surrogates
-    (which UTF-8 cannot encode); they go out as U+FFFD instead of turning a 422 into a 500."""
+    """JSON that always encodes. What a caller sent and an error message echoes may hold lone surrogates
+    (which UTF-8 cannot encode) or non-finite numbers (which JSON cannot hold): they go out as U+FFFD and as
+    strings, instead of turning a 422 into a 500."""
 
     def render(self, content: Any) -> bytes:
-        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        try:
+            text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except ValueError:  # NaN or infinity echoed from the input (scores are always finite)
+            text = json.dumps(_finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         return text.encode("utf-8", errors="replace")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _valid_text(value: Any, where: str) -> None:

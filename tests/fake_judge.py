@@ -33,6 +33,8 @@ class FakeJudge:
         self.image_sizes: list[tuple[int, int]] = []
         self.times: list[float] = []
         self.authorizations: list[str] = []
+        self.texts: list[str] = []  # the text of every prompt received
+        self.image_urls: list[str] = []  # every image URL received (data: URLs included)
         self._lock = threading.Lock()
         judge = self
 
@@ -62,6 +64,7 @@ class FakeJudge:
             self.delay_s, self.script, self.mode = 0.0, [], "ok"
             self.requests = self.max_in_flight = 0
             self.image_sizes, self.times, self.authorizations = [], [], []
+            self.texts, self.image_urls = [], []
 
     def close(self) -> None:
         self.server.shutdown()
@@ -109,6 +112,8 @@ class FakeJudge:
                         text += part["text"]
                     elif part.get("type") == "image_url":
                         self._record_image(part["image_url"]["url"])
+        with self._lock:
+            self.texts.append(text)
         match = re.search(r"SCORE:(-?[\d.]+)", text)
         reply = (
             "No score from me." if "NOSCORE" in text else f"Reasonable. [[{match.group(1) if match else 7}]]"
@@ -131,6 +136,8 @@ class FakeJudge:
     def _record_image(self, url: str) -> None:
         from PIL import Image
 
+        with self._lock:
+            self.image_urls.append(url)
         if url.startswith("data:"):
             image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
             with self._lock:
