@@ -24,12 +24,11 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rewardkit.core import Completion
 from rewardkit.engine import FuncSpec
-from rewardkit.policy import MAX_SPEC_DEPTH, PolicyError
+from rewardkit.policy import MAX_SPEC_DEPTH, PolicyError, read_if_file
 
 try:
     import httpx
@@ -130,10 +129,8 @@ def _check_params(
             raise PolicyError(
                 f"reward {name!r}: parameter {param!r} is {value!r}, over the cap of {cap:g} on {base_url}"
             )
-        if policy.get("inline_file") and isinstance(value, str) and "{" not in value and len(value) < 4096:
-            path = Path(value)
-            if path.is_file():  # a file on the client: the server reads no files for callers
-                params[param] = path.read_text(encoding="utf-8")
+        if policy.get("inline_file"):  # a file on the client: the server reads no files for callers
+            params[param] = read_if_file(value)
         if policy.get("reward_spec"):
             params[param] = _nested(rewards, value, base_url, depth + 1)
     return params

@@ -37,6 +37,7 @@ __all__ = [
     "PolicyError",
     "RemotePolicy",
     "load_params_table",
+    "read_if_file",
 ]
 
 
@@ -98,6 +99,16 @@ def _json(raw: str, source: str) -> Any:
         raise ValueError(f"{source} is not valid JSON: {exc}") from None
 
 
+def read_if_file(value: Any) -> Any:
+    """The text of the file ``value`` names, for parameters that take a text or a file (a judge template);
+    ``value`` itself otherwise. A value with a ``{`` is text (a template), never a file name."""
+    if isinstance(value, str) and "{" not in value and len(value) < 4096:
+        path = Path(value)
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return value
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -132,6 +143,10 @@ class RemotePolicy:
                     f"REWARDKIT_PARAMS: reward {name!r} has no parameter(s) {', '.join(unknown)}; "
                     f"parameters: {', '.join(sorted(info.params)) or 'none'}"
                 )
+            for param, value in params.items():  # the operator's files are read once, here
+                declared = info.caller_params.get(param)
+                if declared is not None and declared.inline_file:
+                    params[param] = read_if_file(value)
         for name, table in (caps or {}).items():
             info = self._info(name, "REWARDKIT_CAPS")
             for param, cap in table.items():

@@ -23,7 +23,8 @@ from service.models import SafeJSONResponse
 from service.routes import health, metrics, openrlhf, rewards, score
 from service.settings import Settings
 
-logger = logging.getLogger("rewardkit.service")
+# Under uvicorn's logging configuration, so the start-up report shows wherever uvicorn's own lines do.
+logger = logging.getLogger("uvicorn.error").getChild("rewardkit")
 
 ROUTES = {"/score", "/get_reward", "/rewards", "/healthz", "/readyz", "/metrics"}
 

@@ -41,7 +41,7 @@ from rewardkit.core import (
     completion_text,
     remaining_s,
 )
-from rewardkit.policy import CallerParam
+from rewardkit.policy import CallerParam, read_if_file
 from rewardkit.registry import register
 
 __all__ = [
@@ -247,9 +247,8 @@ class LLMJudge(Reward):
         template = self.template or DEFAULT_TEMPLATE
         if not isinstance(template, str):
             raise ValueError(f"llm_judge: template must be a string, got {type(template).__name__}")
-        # A template without placeholders may name a file (in-process, or the operator's setting).
-        if self.local_files and "{" not in template and len(template) < 4096 and Path(template).is_file():
-            template = Path(template).read_text(encoding="utf-8")
+        if self.local_files:  # in-process, a template may name a file
+            template = read_if_file(template)
         try:
             fields = template_fields(template)
         except ValueError as exc:
