@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -46,6 +47,23 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     server = Server({"REWARDKIT_API_TOKEN": TOKEN}, tmp_path_factory.mktemp("deploy") / "server.log")
     yield server
     server.stop()
+
+
+def test_prometheus_scrapes_the_annotated_path_without_a_token(
+    container: dict[str, Any], tmp_path: Path
+) -> None:
+    documents = list(yaml.safe_load_all(MANIFEST.read_text()))
+    deployment = next(d for d in documents if d["kind"] == "Deployment")
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    env = {v["name"]: v["value"] for v in container["env"] if "value" in v}
+    env["REWARDKIT_MATH_WORKERS"] = "1"  # this machine is smaller than the pod
+    server = Server({**env, "REWARDKIT_API_TOKEN": TOKEN}, tmp_path / "server.log")
+    try:
+        scraped = httpx.get(server.url + annotations["prometheus.io/path"], timeout=30)
+        assert scraped.status_code == 200 and "rewardkit_requests_total" in scraped.text
+        assert httpx.get(server.url + "/rewards", timeout=30).status_code == 401  # the rest stays closed
+    finally:
+        server.stop()
 
 
 def test_readiness_probe_command_passes_with_the_token_and_fails_without(
