@@ -85,7 +85,7 @@ def test_judge_runs_as_an_async_orm(orms: dict[str, Any]) -> None:
 
 
 def test_missing_column_names_it_and_what_was_passed(orms: dict[str, Any]) -> None:
-    reward = orms["rk_countdown"](args=None)
+    reward = orms[sys.argv[2]](args=None)
     with pytest.raises(
         ValueError, match="no column 'target'.*ms-swift passed: is_truncated, nums, prompt_id"
     ):
@@ -123,8 +123,8 @@ print(json.dumps(values))
 """
 
 
-def run_remote_script(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN)]
+def run_remote_script(env: dict[str, str], key: str = "rk_countdown") -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN), key]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=200)
 
 
@@ -142,6 +142,10 @@ def test_remote_mode_scores_through_the_service(tmp_path: Path) -> None:
         proc = run_remote_script(env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert json.loads(proc.stdout.strip().splitlines()[-1]) == [1.0, 0.1]
+        # A parameter the service keeps for its operator fails when the plugin loads, before any step.
+        refused = run_remote_script({**env, "REWARDKIT_PARAMS": '{"math": {"workers": 4}}'}, "rk_math")
+        assert refused.returncode != 0 and "'workers' is a server setting" in refused.stderr
+        assert "Traceback" in refused.stderr and "__init__" in refused.stderr  # at construction
     finally:
         server.stop()
     # The service is gone now: the step must fail loudly, not train on zeros.
