@@ -378,7 +378,11 @@ class RemoteReward:
         if self._client is None:
             self._client = RewardClient(self.base_url, self.token)
         if self._columns is None:
-            (spec,) = self._client.check([FuncSpec(self.name, self.params)])
+            try:
+                (spec,) = self._client.check([FuncSpec(self.name, self.params)])
+            except Exception:
+                self.close()  # no connection left open behind a refusal
+                raise
             assert isinstance(spec, FuncSpec)
             self.params = dict(spec.params)  # a template file read here, sent inline
             info = {r["name"]: r for r in self._client.rewards()}

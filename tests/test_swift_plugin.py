@@ -85,7 +85,7 @@ def test_judge_runs_as_an_async_orm(orms: dict[str, Any]) -> None:
 
 
 def test_missing_column_names_it_and_what_was_passed(orms: dict[str, Any]) -> None:
-    reward = orms[sys.argv[2]](args=None)
+    reward = orms["rk_countdown"](args=None)
     with pytest.raises(
         ValueError, match="no column 'target'.*ms-swift passed: is_truncated, nums, prompt_id"
     ):
@@ -115,7 +115,7 @@ import asyncio, json, sys
 from swift.utils.utils import import_external_file
 import_external_file(sys.argv[1])
 from swift.rewards import orms, AsyncORM
-reward = orms["rk_countdown"](args=None)
+reward = orms[sys.argv[2]](args=None)
 assert isinstance(reward, AsyncORM)
 values = asyncio.run(reward(["<answer>4 * 6</answer>", "<answer>4 + 6</answer>"], target=[24, 24],
                             nums=[[4, 6], [4, 6]], trainer_state=None, prompt_id=["a", "b"]))

@@ -9,6 +9,9 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +22,8 @@ import httpx
 import psutil
 import pytest
 
+from rewardkit.client import PolicyError, RewardClient, remote_reward
+from rewardkit.engine import FuncSpec
 from tests.fake_judge import FakeJudge
 from tests.test_service import TOKEN, Server
 
@@ -449,3 +454,31 @@ def judge_url_absent(data: dict[str, Any]) -> bool:
     """Server settings are not published: a caller learns that they exist, not their values."""
     text = json.dumps(data)
     return "operator-model" not in text and "127.0.0.1" not in text
+
+
+def test_clients_send_template_files_inline_and_refuse_server_settings_up_front(
+    server: Server, judge: FakeJudge, attacker: FakeJudge, tmp_path: Path
+) -> None:
+    rubric = tmp_path / "rubric.txt"
+    rubric.write_text("CLIENT RUBRIC {completion} SCORE:8")
+    reward = remote_reward("llm_judge", server.url, TOKEN, template=str(rubric))
+    assert reward(["It is 4."], question=["2+2?"]) == [0.8]
+    assert judge.texts == ["CLIENT RUBRIC It is 4. SCORE:8"]  # read on the client, sent as text
+    reward.close()
+    with pytest.raises(PolicyError, match="'api_key_env' is a server setting"):
+        remote_reward("llm_judge", server.url, TOKEN, api_key_env="MY_PAID_KEY")
+    with (
+        RewardClient(server.url, TOKEN) as client,
+        pytest.raises(PolicyError, match="'base_url' is a server"),
+    ):
+        client.score([FuncSpec("llm_judge", {"base_url": attacker.url})], ["4"], question=["q"])
+    script = Path(sys.executable).parent / "rewardkit"
+    proc = subprocess.run(
+        [str(script), "score", "--url", server.url, "-f", "math:workers=4", str(tmp_path / "rows.jsonl")],
+        env={**os.environ, "REWARDKIT_API_TOKEN": TOKEN},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "'workers' is a server setting" in proc.stderr  # before the file is read
+    assert attacker.requests == 0
