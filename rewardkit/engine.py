@@ -127,12 +127,8 @@ def score_batch(
         ColumnError: a missing or misaligned column (naming the reward, the column and both lengths).
     """
     resolved = resolve(funcs, build)
-    scored: dict[str, tuple[Scored, float]] = {}
     with deadline(deadline_s):
-        for key, reward, _ in resolved:
-            start = time.perf_counter()
-            scored[key] = (reward.score_detailed(completions, **columns), time.perf_counter() - start)
-            check_deadline(key)
+        scored = _score_each([(key, reward) for key, reward, _ in resolved], completions, columns)
     return _combine(resolved, scored, len(completions))
 
 
@@ -146,28 +142,49 @@ async def ascore_batch(
     offload: Callable[..., Awaitable[Any]] = asyncio.to_thread,
 ) -> BatchResult:
     """:func:`score_batch` on an event loop: rewards with an async face (the judge) run on the loop and hold
-    no thread while they wait; the others run through ``offload`` (a thread pool)."""
+    no thread while they wait; consecutive others run together through ``offload`` (a thread pool)."""
     resolved = resolve(funcs, build)
     scored: dict[str, tuple[Scored, float]] = {}
+    waiting: list[tuple[str, Reward]] = []  # sync rewards not yet run: they go to one thread together
+
+    async def run_waiting() -> None:
+        if waiting:
+            scored.update(await offload(_score_each, list(waiting), completions, columns))
+            waiting.clear()
+
     with deadline(deadline_s):
         for key, reward, _ in resolved:
-            start = time.perf_counter()
             detailed = getattr(reward, "ascore_detailed", None)
-            if detailed is not None:
-                result = await detailed(completions, **columns)
-            else:
-                result = await offload(reward.score_detailed, completions, **columns)
-            scored[key] = (result, time.perf_counter() - start)
+            if detailed is None:
+                waiting.append((key, reward))
+                continue
+            await run_waiting()
+            start = time.perf_counter()
+            scored[key] = (await detailed(completions, **columns), time.perf_counter() - start)
             check_deadline(key)
+        await run_waiting()
     return _combine(resolved, scored, len(completions))
+
+
+def _score_each(
+    rewards: list[tuple[str, Reward]], completions: Sequence[Completion], columns: Mapping[str, Any]
+) -> dict[str, tuple[Scored, float]]:
+    """Each reward's detailed result and its time in seconds, checking the deadline after each."""
+    scored: dict[str, tuple[Scored, float]] = {}
+    for key, reward in rewards:
+        start = time.perf_counter()
+        scored[key] = (reward.score_detailed(completions, **columns), time.perf_counter() - start)
+        check_deadline(key)
+    return scored
 
 
 def _combine(
     resolved: list[tuple[str, Reward, float]], scored: dict[str, tuple[Scored, float]], n: int
 ) -> BatchResult:
-    scores = {key: result.values for key, (result, _) in scored.items()}
-    errors = {key: result.reasons for key, (result, _) in scored.items() if result.has_reasons}
-    timing = {key: round(took * 1000.0, 3) for key, (_, took) in scored.items()}
+    keys = [key for key, _, _ in resolved]  # the request's order
+    scores = {key: scored[key][0].values for key in keys}
+    errors = {key: scored[key][0].reasons for key in keys if scored[key][0].has_reasons}
+    timing = {key: round(scored[key][1] * 1000.0, 3) for key in keys}
     rewards: list[float | None] = []
     for i in range(n):
         present = [(scores[key][i], weight) for key, _, weight in resolved]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+import rewardkit
 from rewardkit import ColumnError, FuncSpec, RewardError, UnknownRewardError, score_batch
 
 COMPLETIONS = [
@@ -61,3 +64,43 @@ def test_bad_requests_fail_before_scoring() -> None:
         score_batch([], COMPLETIONS, COLUMNS)
     with pytest.raises(ColumnError, match="'countdown'.*'target' has 2 values but there are 3"):
         score_batch(["countdown"], COMPLETIONS, dict(COLUMNS, target=[24, 24]))
+
+
+def test_the_async_engine_gives_what_the_sync_one_does_in_the_requests_order() -> None:
+    import asyncio
+
+    from rewardkit.engine import ascore_batch
+
+    funcs: list[Any] = ["format", FuncSpec("llm_judge", weight=2.0), "countdown", "format"]
+    completions = ["<think>a</think><answer>4 * 6</answer>", "<answer>4 + 6</answer>"]
+    columns = {"target": [24, 24], "nums": [[4, 6]] * 2, "question": ["q SCORE:5", "q SCORE:10"]}
+    sync = score_batch(funcs, completions, columns)
+    threads: list[str] = []
+
+    async def offload(func: Any, *args: Any) -> Any:  # counts the hops to the thread pool
+        threads.append(func.__name__)
+        return await asyncio.to_thread(func, *args)
+
+    result = asyncio.run(ascore_batch(funcs, completions, columns, offload=offload))
+    assert list(result.scores) == ["format", "llm_judge", "countdown", "format#2"] == list(sync.scores)
+    assert result.scores == sync.scores and result.rewards == sync.rewards == [4.0, 2.0]
+    assert len(threads) == 2  # format; then countdown and format#2 together, after the judge
+
+
+def test_a_deadline_stops_the_batch_after_the_reward_that_overran(scratch_registry: None) -> None:
+    import time
+
+    from rewardkit.core import DeadlineExceeded
+
+    calls: list[str] = []
+
+    @rewardkit.register("slow_test", columns=[])
+    def slow(completions: list[Any], **kwargs: Any) -> list[float]:
+        calls.append("slow")
+        time.sleep(0.3)
+        return [1.0] * len(completions)
+
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match="slow_test"):
+        score_batch(["slow_test", "slow_test"], ["x"], {}, deadline_s=0.1)
+    assert calls == ["slow"] and time.monotonic() - start < 0.6  # the second never started
