@@ -34,6 +34,7 @@ __all__ = [
     "ItemReward",
     "Scored",
     "Verdict",
+    "check_deadline",
     "completion_text",
     "deadline",
     "remaining_s",
