@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,6 +11,9 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from rewardkit.policy import RemotePolicy, load_params_table
+
+
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s\"]+@")
 
 
 class Settings(BaseSettings):
@@ -58,8 +63,6 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             text = value.strip()
             if text.startswith("["):
-                import json
-
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
@@ -79,4 +82,6 @@ class Settings(BaseSettings):
         """The effective settings for the start-up log: the token is never shown."""
         shown = self.model_dump(mode="json")
         shown["api_token"] = "(set)" if self.api_token is not None else None
-        return shown
+        # a URL's user:password (a judge base_url, say) is a secret too
+        redacted: dict[str, Any] = json.loads(_USERINFO.sub(r"\1***@", json.dumps(shown)))
+        return redacted

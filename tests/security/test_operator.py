@@ -113,3 +113,10 @@ def test_a_wrong_configuration_keeps_the_service_from_starting(env: dict[str, st
         timeout=60,
     )
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_start_up_report_redacts_passwords_in_urls() -> None:
+    from service.settings import Settings
+
+    shown = Settings(params={"llm_judge": {"base_url": "https://bob:hunter2@judge.example/v1"}}).redacted()
+    assert shown["params"]["llm_judge"]["base_url"] == "https://***@judge.example/v1"
