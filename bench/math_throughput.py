@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import rewardkit  # noqa: E402
-from rewardkit.equivalence import get_verifier  # noqa: E402
+from rewardkit.verify import get_verifier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKLOAD = ROOT.parent / "shared" / "bench" / "math_grpo_workload.jsonl"
@@ -182,11 +182,12 @@ def main() -> None:
             scored = reward.score_detailed(dirty, solution=batch_solutions)
             got, reasons = scored.values, scored.reasons
         else:
-            from rewardkit.equivalence import Check
-            from rewardkit.extract import math_answer, math_gold
+            from rewardkit.extract import gold_answer, math_answer
+            from rewardkit.verify import Check
 
             checks = [
-                Check(math_gold(s), math_answer(c) or "") for c, s in zip(dirty, batch_solutions, strict=True)
+                Check(gold_answer(s) or "", math_answer(c).answer or "")
+                for c, s in zip(dirty, batch_solutions, strict=True)
             ]
             results = verifier.verify_many(checks, timeout_s=args.timeout, guards=False)
             got = [None if e is None else float(e) for e, _ in results]

@@ -34,7 +34,7 @@ from text_rewards import countdown_workload  # noqa: E402
 
 import rewardkit  # noqa: E402
 from rewardkit.client import RewardClient  # noqa: E402
-from rewardkit.equivalence import get_verifier  # noqa: E402
+from rewardkit.verify import get_verifier  # noqa: E402
 
 BATCH = 1152
 

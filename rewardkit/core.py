@@ -98,10 +98,12 @@ class Verdict(NamedTuple):
 
     ``reason`` is ``None`` when the answer was read and compared on its merits; otherwise a code such as
     ``no_answer``, ``invalid_expression`` or ``invalid_target`` that says what stopped a normal judgement.
+    ``detail`` is what a user needs when a verdict looks wrong (math: the answer read and the gold).
     """
 
     value: float | None
     reason: str | None = None
+    detail: Any = None
 
 
 @dataclass(frozen=True)
@@ -188,16 +190,16 @@ def as_column(name: str, value: object, n: int, reward: str) -> list[Any]:
 
 def _normalise(value: object, reward: str, index: int) -> Verdict:
     """Check what a reward produced for one item and turn it into a :class:`Verdict`."""
-    reason = None
+    reason, detail = None, None
     if isinstance(value, Verdict):
-        value, reason = value
+        value, reason, detail = value
     if value is None:
-        return Verdict(None, reason)
+        return Verdict(None, reason, detail)
     if isinstance(value, bool | int | float) or hasattr(value, "__float__"):
         number = float(value)
         if not math.isfinite(number):
-            return Verdict(None, "non_finite")
-        return Verdict(number, reason)
+            return Verdict(None, "non_finite", detail)
+        return Verdict(number, reason, detail)
     raise RewardError(
         f"reward {reward!r} returned {type(value).__name__} for item {index}; expected a float or None"
     )
@@ -261,12 +263,14 @@ class Reward(abc.ABC):
             )
         values: list[float | None] = []
         reasons: list[str | None] = []
+        details: list[Any] = []
         for i, verdict in enumerate(verdicts):
             if type(verdict) is not Verdict or not (verdict[0] is None or type(verdict[0]) is float):
                 verdict = _normalise(verdict, self.reward_name, i)  # anything but a clean Verdict
             values.append(verdict[0])
             reasons.append(verdict[1])
-        return Scored(values, reasons)
+            details.append(verdict[2])
+        return Scored(values, reasons, details)
 
     def bind_columns(
         self, completions: Sequence[Completion], columns: dict[str, Any]

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import re
+from typing import NamedTuple
 
-__all__ = ["last_boxed", "last_tag_block", "math_answer", "math_gold"]
+__all__ = [
+    "Extracted",
+    "answer_phrase",
+    "final_boxes",
+    "final_text",
+    "gold_answer",
+    "last_boxed",
+    "last_tag_block",
+    "lenient_answer",
+    "math_answer",
+]
 
 
 def last_tag_block(text: str, tag: str = "answer") -> str | None:
@@ -32,6 +44,7 @@ def last_tag_block(text: str, tag: str = "answer") -> str | None:
 
 
 _BOX = re.compile(r"\\(?:boxed|fbox)")
+MAX_SET_ITEMS = 32  # boxes read as one answer set
 
 
 def last_boxed(text: str) -> str | None:
@@ -47,17 +60,54 @@ def last_boxed(text: str) -> str | None:
     >>> last_boxed("no box") is None
     True
     """
-    end = len(text)
-    for match in reversed(list(_BOX.finditer(text))):
+    found = _last_box(text, len(text))
+    return found[2] if found is not None else None
+
+
+def _last_box(text: str, stop: int) -> tuple[int, int, str] | None:
+    """``(start, end, content)`` of the last complete box that closes before ``stop``."""
+    end = stop
+    for match in reversed(list(_BOX.finditer(text, 0, stop))):
         brace = match.end()
         while brace < end and text[brace] == " ":
             brace += 1
         if brace < end and text[brace] == "{":
             content = _balanced(text, brace, end)
             if content is not None:
-                return content
+                return match.start(), brace + len(content) + 2, content
         end = match.start()
     return None
+
+
+# What may stand between the boxes of one final answer: commas, "and"/"or", spacing, \text{} of those words.
+_SET_GAP = re.compile(
+    r"(?:\s|,|;|\$|\\[,;:! ]|\\q?quad\b|\band\b|\bor\b|\\text\s*\{\s*(?:,|and|or)?\s*\})*",
+    re.IGNORECASE,
+)
+
+
+def final_boxes(text: str) -> list[str] | None:
+    """The boxes of the final answer, in order: the last box, and the boxes before it that are joined to it
+    only by commas, "and"/"or", ``\\quad`` and the like (an answer set). A box earlier in the reasoning,
+    with other words between, is an intermediate result. ``None`` when there is no box.
+
+    >>> final_boxes("The integers are \\\\boxed{-2} and \\\\boxed{1}.")
+    ['-2', '1']
+    >>> final_boxes("first \\\\boxed{18}, which gives \\\\boxed{210}")
+    ['210']
+    """
+    found = _last_box(text, len(text))
+    if found is None:
+        return None
+    start, _, content = found
+    items = [content]
+    while len(items) < MAX_SET_ITEMS:
+        previous = _last_box(text, start)
+        if previous is None or not _SET_GAP.fullmatch(text, previous[1], start):
+            break
+        start, _, content = previous
+        items.insert(0, content)
+    return items
 
 
 def _balanced(text: str, open_at: int, stop: int) -> str | None:
@@ -74,36 +124,164 @@ def _balanced(text: str, open_at: int, stop: int) -> str | None:
     return None
 
 
-def math_answer(completion: str) -> str | None:
-    """The final answer of a math completion: the last ``<answer>`` block (inside it, its last
-    ``\\boxed{}`` if any), else the last ``\\boxed{}`` of the completion, else ``None``.
+class Extracted(NamedTuple):
+    """What was read as the final answer (``None`` when nothing was), and why not."""
+
+    answer: str | None
+    reason: str | None = None
+
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+# "#### 72" (GSM8K), a final "A: 72" / "Answer: 72" / "Final answer: 72" line, "the (final) answer is 72".
+_HASHES = re.compile(r"^[ \t]*####[ \t]*(.*)$", re.MULTILINE)
+_ANSWER_LINE = re.compile(
+    r"^[ \t*#]*(?:final[ \t]+answer|answer|a)[ \t*]*:[ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE
+)
+_ANSWER_PHRASE = re.compile(r"\banswer(?:[ \t]+is)?[ \t]*(?::|\bis\b)[ \t]*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
+_LAST_NUMBER = re.compile(r"\$([^$]*)\$|(-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)")
+TAIL_CHARS = 600  # how far from the end an answer phrase or a lenient answer is looked for
+
+
+def final_text(completion: str) -> str | None:
+    """The part of a completion that holds its answer: after the last ``</think>`` when there is one; the
+    whole text without think tags; ``None`` when a ``<think>`` is opened and never closed (truncated
+    reasoning has no answer, whatever the reasoning boxed).
+
+    >>> final_text("<think>maybe \\\\boxed{5}</think> I am not sure.")
+    ' I am not sure.'
+    >>> final_text("<think>still thinking \\\\boxed{5}") is None
+    True
+    """
+    close = completion.rfind(_THINK_CLOSE)
+    if close >= 0:
+        return completion[close + len(_THINK_CLOSE) :]
+    return None if _THINK_OPEN in completion else completion
+
+
+def _tidy(value: str, *, equation: bool = False) -> str:
+    """An answer as written: no surrounding ``$``, bold marks, or full stop; with ``equation`` (an answer
+    read from prose), the value after the last ``=`` (``18 + 38 = 56`` -> ``56``)."""
+    value = value.strip().strip("*").strip()
+    if value.startswith("$") and value.endswith("$") and len(value) > 1:
+        value = value.strip("$").strip()
+    if equation and "=" in value:
+        value = value.rsplit("=", 1)[-1].strip()
+    return value.rstrip(".").strip()
+
+
+def answer_phrase(text: str) -> str | None:
+    """The value after the last answer marker near the end: ``#### x``, a final ``A:``/``Answer:`` line, or
+    "the (final) answer is x" (taking the next line when the phrase ends one).
+
+    >>> answer_phrase("the answer: 18 + 38 = 56, so\\nthe final answer is 56.")
+    '56'
+    >>> answer_phrase("Natalia sold 72 clips.\\n#### 72")
+    '72'
+    >>> answer_phrase("The answer is:\\n\\n$(7, 6)$")
+    '(7, 6)'
+    """
+    tail_start = max(0, len(text) - TAIL_CHARS)
+    best: tuple[int, str] | None = None
+    for pattern in (_HASHES, _ANSWER_LINE):
+        for match in pattern.finditer(text, tail_start):
+            if match.group(1).strip() and (best is None or match.start() > best[0]):
+                best = (match.start(), match.group(1))
+    for match in _ANSWER_PHRASE.finditer(text, tail_start):
+        if best is None or match.start() > best[0]:
+            rest = text[match.end() :].lstrip()
+            stop = _SENTENCE_END.search(rest)
+            value = rest[: stop.start()] if stop is not None else rest
+            if value.strip():
+                best = (match.start(), value)
+    if best is None:
+        return None
+    value = _tidy(best[1], equation=True)
+    return value or None
+
+
+def lenient_answer(text: str) -> str | None:
+    """The last math expression (``$...$``) or number of the completion's last sentence that has one.
+
+    >>> lenient_answer("... so the ordered pair is $(7, 6)$."), lenient_answer("The volume is 120.")
+    ('(7, 6)', '120')
+    """
+    tail = text[-TAIL_CHARS:]
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", tail) if s.strip()]
+    for sentence in reversed(sentences):
+        found = list(_LAST_NUMBER.finditer(sentence))
+        if found:
+            math, number = found[-1].groups()
+            return (math if math is not None else number).strip() or None
+    return None
+
+
+def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
+    """The final answer of a math completion.
+
+    Only the text after the last ``</think>`` counts. There, in order: the last ``<answer>`` block (inside
+    it, its final boxes if any); the final boxes (several joined only by commas, "and", ``\\quad`` are one
+    answer set, written ``a, b``); ``#### x``, a final ``A: x`` / ``Answer: x`` line or "the (final) answer
+    is x" near the end; with ``lenient``, the last number or ``$...$`` of the last sentence.
 
     >>> math_answer("<think>...</think><answer>The answer is \\\\boxed{7}.</answer>")
-    '7'
-    >>> math_answer("so \\\\boxed{18} ... finally \\\\boxed{210}")
+    Extracted(answer='7', reason=None)
+    >>> math_answer("so \\\\boxed{18} ... finally \\\\boxed{210}").answer
     '210'
-    >>> math_answer("<answer>1/2</answer>")
-    '1/2'
+    >>> math_answer("<answer>1/2</answer>").answer, math_answer("<think>no end").reason
+    ('1/2', 'unclosed_think')
     """
-    block = last_tag_block(completion, "answer")
+    text = final_text(completion)
+    if text is None:
+        return Extracted(None, "unclosed_think")
+    block = last_tag_block(text, "answer")
     if block is not None:
-        boxed = last_boxed(block)
-        return (boxed if boxed is not None else block).strip()
-    boxed = last_boxed(completion)
-    return boxed.strip() if boxed is not None else None
+        boxes = final_boxes(block)
+        if boxes is not None:
+            return Extracted(", ".join(boxes).strip())
+        return Extracted(answer_phrase(block) or _tidy(block))
+    boxes = final_boxes(text)
+    if boxes is not None:
+        return Extracted(", ".join(boxes).strip())
+    phrase = answer_phrase(text)
+    if phrase is not None:
+        return Extracted(phrase)
+    if lenient:
+        loose = lenient_answer(text)
+        if loose is not None:
+            return Extracted(loose)
+    return Extracted(None, "no_answer")
 
 
-def math_gold(solution: str) -> str:
-    """The gold answer of a reference solution: its last ``<answer>`` block, else its last ``\\boxed{}``,
-    else the whole solution, stripped.
+def gold_answer(solution: object) -> str | None:
+    """The gold answer of a reference, the one reader for every reward: its last ``<answer>`` block, else
+    its final boxes (an answer set, like a prediction's), else a ``#### x`` or final ``A: x`` /
+    ``Answer: x`` line (GSM8K), else the whole reference, stripped. ``None`` for a missing reference.
 
-    >>> math_gold("... so the area is $\\\\boxed{12}$."), math_gold("<answer> 3/4 </answer>")
-    ('12', '3/4')
-    >>> math_gold(" 5 ")
-    '5'
+    >>> gold_answer("so the area is $\\\\boxed{12}$."), gold_answer("<answer> 3/4 </answer>"), gold_answer(5)
+    ('12', '3/4', '5')
+    >>> gold_answer("She has 5 long-answer questions.\\nSo 72 in all.\\n#### 72"), gold_answer(None)
+    ('72', None)
     """
-    block = last_tag_block(solution, "answer")
+    if solution is None or isinstance(solution, bool):
+        return None
+    if isinstance(solution, float):
+        if not math.isfinite(solution):
+            return None
+        solution = repr(solution)
+    text = solution if isinstance(solution, str) else str(solution)
+    block = last_tag_block(text, "answer")
     if block is not None:
-        return block.strip()
-    boxed = last_boxed(solution)
-    return (boxed if boxed is not None else solution).strip()
+        return block.strip() or None
+    boxes = final_boxes(text)
+    if boxes is not None:
+        return ", ".join(boxes).strip() or None
+    lines = [
+        match.group(1)
+        for p in (_HASHES, _ANSWER_LINE)
+        for match in p.finditer(text)
+        if match.group(1).strip()
+    ]
+    if lines and "\n" in text.strip():
+        return _tidy(lines[-1]) or None
+    return text.strip() or None

@@ -9,7 +9,8 @@ import pytest
 import rewardkit
 from rewardkit.extract import last_tag_block
 from rewardkit.rewards.format import check_format
-from rewardkit.rewards.r1v import extract_numbers, parse_gold
+from rewardkit.extract import gold_answer
+from rewardkit.rewards.r1v import extract_numbers
 
 
 @pytest.mark.parametrize(
@@ -62,9 +63,9 @@ def test_extract_numbers_and_gold() -> None:
     assert extract_numbers("x = -4") == {Fraction(-4)}
     assert extract_numbers("3-4") == {Fraction(3), Fraction(4)}
     assert extract_numbers("none") == set()
-    assert parse_gold(float("nan")) is None
-    assert parse_gold(True) is None
-    assert parse_gold("<answer>a</answer> b <answer> c </answer>") == "c"
+    assert gold_answer(float("nan")) is None
+    assert gold_answer(True) is None
+    assert gold_answer("<answer>a</answer> b <answer> c </answer>") == "c"
 
 
 def test_r1v_reasons_reach_the_caller() -> None:

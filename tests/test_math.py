@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 import rewardkit
-from rewardkit.equivalence import Check, MathVerifier, fast_verdict, guard, normalise, plain_number
-from rewardkit.extract import last_boxed, math_answer, math_gold
+from rewardkit.extract import gold_answer, last_boxed, math_answer
+from rewardkit.verify.fastpath import fast_verdict, plain_number
+from rewardkit.verify.normalise import normalise
+from rewardkit.verify.guards import guard
+from rewardkit.verify.pool import Check, MathVerifier
 
 
 @pytest.mark.parametrize(
@@ -38,17 +41,17 @@ def test_last_boxed(text: str, expected: str | None) -> None:
 def test_extraction_is_linear_on_hostile_text() -> None:
     assert last_boxed("\\boxed{" * 200_000) is None
     assert last_boxed("\\boxed{1}" + "\\boxed{{" * 100_000) == "1"
-    assert math_answer("<answer>" * 100_000 + "\\boxed{" * 100_000) is None
+    assert math_answer("<answer>" * 100_000 + "\\boxed{" * 100_000).answer is None
 
 
 def test_answer_and_gold_extraction() -> None:
-    assert math_answer("<answer>x \\boxed{2} y</answer>") == "2"
-    assert math_answer("<answer> 1/2 </answer>") == "1/2"
-    assert math_answer("\\boxed{3} <answer>4</answer>") == "4"
-    assert math_answer("nothing") is None
-    assert math_gold("so $\\boxed{12}$.") == "12"
-    assert math_gold("<answer>3</answer> \\boxed{4}") == "3"
-    assert math_gold(" 7 ") == "7"
+    assert math_answer("<answer>x \\boxed{2} y</answer>").answer == "2"
+    assert math_answer("<answer> 1/2 </answer>").answer == "1/2"
+    assert math_answer("\\boxed{3} <answer>4</answer>").answer == "4"
+    assert math_answer("nothing") == (None, "no_answer")
+    assert gold_answer("so $\\boxed{12}$.") == "12"
+    assert gold_answer("<answer>3</answer> \\boxed{4}") == "3"
+    assert gold_answer(" 7 ") == "7"
 
 
 def test_normalise_and_fast_paths() -> None:

@@ -1,22 +1,23 @@
 """Math answer equivalence: the final answer against the reference, by Math-Verify, with hard timeouts.
 
-Extract, then compare. The gold is the last ``<answer>`` of ``solution``, else its last ``\\boxed{}``,
-else the whole solution. The prediction is the last ``<answer>`` of the completion (its last ``\\boxed{}``
-inside, if any), else the completion's last ``\\boxed{}``, else an anchored form in the completion's tail
-("the final answer is ..."). Comparison runs in :mod:`rewardkit.equivalence`: fast exact paths, guards,
-then Math-Verify in killable worker processes.
+Extract, then compare. :func:`rewardkit.extract.gold_answer` reads the gold and
+:func:`rewardkit.extract.math_answer` the prediction (after the last ``</think>``: the last ``<answer>``, the
+final boxes as one answer set, ``#### x`` / ``Answer: x`` / "the final answer is x"; the last number with
+``extract="lenient"``). Comparison runs in :mod:`rewardkit.verify`: both sides normalised (degree signs,
+units, unicode roots and pi), fast exact paths, guards, then Math-Verify in killable worker processes.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, Reward, Verdict, completion_text
-from rewardkit.equivalence import (
+from rewardkit.extract import gold_answer, math_answer
+from rewardkit.policy import CallerParam
+from rewardkit.registry import register
+from rewardkit.verify import (
     Check,
     MathVerifier,
     close_verifier,
@@ -24,24 +25,10 @@ from rewardkit.equivalence import (
     get_verifier,
     require_math,
 )
-from rewardkit.extract import math_answer, math_gold
-from rewardkit.policy import CallerParam
-from rewardkit.registry import register
 
 __all__ = ["MathEquivalence", "math_equivalence"]
 
-ANCHOR_TAIL_CHARS = 600  # where "the final answer is ..." is looked for when there is no answer block
-_ANCHOR = re.compile(r"answer", re.IGNORECASE)
-
-
-def gold_text(solution: object) -> str | None:
-    """The gold answer text of a ``solution`` value, or ``None`` when there is none."""
-    if solution is None or isinstance(solution, bool):
-        return None
-    if isinstance(solution, float) and not math.isfinite(solution):
-        return None
-    text = math_gold(solution if isinstance(solution, str) else str(solution))
-    return text or None
+EXTRACT_MODES = ("strict", "lenient")
 
 
 @register(
@@ -49,7 +36,11 @@ def gold_text(solution: object) -> str | None:
     columns=["solution"],
     # Pool size and memory are the operator's (one pool per server configuration); a caller sizes its own
     # request's work within caps.
-    caller_params={"timeout_s": CallerParam(cap=60), "max_answer_chars": CallerParam(cap=100_000)},
+    caller_params={
+        "timeout_s": CallerParam(cap=60),
+        "max_answer_chars": CallerParam(cap=100_000),
+        "extract": CallerParam(),
+    },
 )
 @dataclass(frozen=True)
 class MathEquivalence(Reward):
@@ -60,12 +51,15 @@ class MathEquivalence(Reward):
         workers: worker processes (default: REWARDKIT_MATH_WORKERS, else the CPU count).
         memory_mb: address-space cap of each worker (0: none).
         max_answer_chars: longer answers are wrong without being parsed.
+        extract: ``"strict"`` (an answer block, a box or an answer phrase) or ``"lenient"`` (then also the
+            last number or ``$...$`` of the last sentence, for eval-style outputs).
     """
 
     timeout_s: float = 5.0
     workers: int | None = None
     memory_mb: int = 2048
     max_answer_chars: int = 1000
+    extract: str = "strict"
 
     def __post_init__(self) -> None:
         t = self.timeout_s
@@ -82,6 +76,8 @@ class MathEquivalence(Reward):
         c = self.max_answer_chars
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ValueError(f"math: max_answer_chars must be a positive integer, got {c!r}")
+        if self.extract not in EXTRACT_MODES:
+            raise ValueError(f"math: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}")
         require_math()
 
     def params(self) -> dict[str, Any]:
@@ -90,6 +86,7 @@ class MathEquivalence(Reward):
             "workers": self.workers,
             "memory_mb": self.memory_mb,
             "max_answer_chars": self.max_answer_chars,
+            "extract": self.extract,
         }
 
     # -- lifecycle (the service asks every reward; it never reaches into the pools itself)
@@ -110,32 +107,30 @@ class MathEquivalence(Reward):
     ) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(completions)
         pending: list[tuple[int, Check]] = []
+        lenient = self.extract == "lenient"
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
-            gold = gold_text(solution)
+            gold = gold_answer(solution)
             if gold is None:
                 verdicts[i] = Verdict(None, "missing_solution")
                 continue
             text = completion_text(completion)
             if text is None:
-                verdicts[i] = Verdict(0.0, "invalid_completion")
+                verdicts[i] = Verdict(0.0, "invalid_completion", {"gold": gold})
                 continue
-            answer = math_answer(text)
+            answer, reason = math_answer(text, lenient=lenient)
             if answer is None:
-                tail = text[-ANCHOR_TAIL_CHARS:]
-                if _ANCHOR.search(tail):
-                    pending.append((i, Check(gold, tail, anchored=True)))
-                else:
-                    verdicts[i] = Verdict(0.0, "no_answer")
+                verdicts[i] = Verdict(0.0, reason, {"answer": None, "gold": gold})
             elif not answer:
-                verdicts[i] = Verdict(0.0, "empty_answer")
+                verdicts[i] = Verdict(0.0, "empty_answer", {"answer": answer, "gold": gold})
             else:
                 pending.append((i, Check(gold, answer)))
         if pending:
             results = self._verifier().verify_many(
                 [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
             )
-            for (i, _), (equal, reason) in zip(pending, results, strict=True):
-                verdicts[i] = Verdict(None if equal is None else float(equal), reason)
+            for (i, check), (equal, reason) in zip(pending, results, strict=True):
+                detail = {"answer": check.prediction, "gold": check.gold}
+                verdicts[i] = Verdict(None if equal is None else float(equal), reason, detail)
         return [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
 
 
@@ -147,6 +142,7 @@ def math_equivalence(
     workers: int | None = None,
     memory_mb: int = 2048,
     max_answer_chars: int = 1000,
+    extract: str = "strict",
     **kwargs: Any,
 ) -> list[float | None]:
     """Math accuracy of each completion against its reference solution (the registry's ``math``).
@@ -159,6 +155,7 @@ def math_equivalence(
         workers: worker processes (default: REWARDKIT_MATH_WORKERS, else the CPU count).
         memory_mb: address-space cap per worker.
         max_answer_chars: longer answers are wrong without being parsed.
+        extract: ``"lenient"`` also reads the last number of the last sentence.
 
     Returns:
         1.0 when equivalent, 0.0 when not (or on no answer, a timeout, a refused answer), ``None`` when
@@ -169,6 +166,10 @@ def math_equivalence(
     [1.0, 0.0]
     """
     reward = MathEquivalence(
-        timeout_s=timeout_s, workers=workers, memory_mb=memory_mb, max_answer_chars=max_answer_chars
+        timeout_s=timeout_s,
+        workers=workers,
+        memory_mb=memory_mb,
+        max_answer_chars=max_answer_chars,
+        extract=extract,
     )
     return reward(completions, solution=solution, **kwargs)

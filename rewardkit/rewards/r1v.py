@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,10 +15,10 @@ from fractions import Fraction
 from typing import Any
 
 from rewardkit.core import Completion, ItemReward, Verdict, completion_text
-from rewardkit.extract import last_tag_block
+from rewardkit.extract import final_text, gold_answer, last_tag_block
 from rewardkit.registry import register
 
-__all__ = ["R1VAccuracy", "extract_numbers", "parse_gold", "r1v_accuracy"]
+__all__ = ["R1VAccuracy", "extract_numbers", "r1v_accuracy", "states_a_count"]
 
 _WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -58,27 +57,42 @@ def extract_numbers(text: str) -> set[int | Fraction]:
     return found
 
 
-def parse_gold(solution: object) -> str | None:
-    """The gold answer: the last ``<answer>`` block of ``solution`` if any, else ``solution``, stripped.
+# Next to one of these, a number is part of a calculation, not a count: "2√2", "2^2", "2/2", "\\frac{6}{6}".
+_MATH_CONTEXT = set("√^/%*×÷·\\_!{}+=<>")
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
-    >>> parse_gold("<answer> 3 </answer>"), parse_gold(3), parse_gold(None)
-    ('3', '3', None)
+
+def states_a_count(answer: str) -> bool:
+    """True when every number in ``answer`` stands alone ("There are 5 objects.", "$3$"), False when one is
+    part of a calculation (``2√2``, ``2^2``, ``2/2``, ``3x``, ``5-3``): then its value is what is written.
+
+    >>> states_a_count("There are $3$ (three) cubes."), states_a_count("2√2"), states_a_count("-2")
+    (True, False, True)
     """
-    if solution is None or isinstance(solution, bool):
-        return None
-    if isinstance(solution, float):
-        if not math.isfinite(solution):
-            return None
-        solution = repr(solution)
-    text = solution if isinstance(solution, str) else str(solution)
-    block = last_tag_block(text, "answer")
-    gold = (block if block is not None else text).strip()
-    return gold or None
+    for match in _DIGITS.finditer(answer):
+        before = answer[: match.start()].rstrip()[-1:]
+        after = answer[match.end() :].lstrip()[:1]
+        if before in _MATH_CONTEXT or after in _MATH_CONTEXT:
+            return False
+        if (
+            answer[match.end() : match.end() + 1].isalpha()
+            or answer[match.start() - 1 : match.start()].isalpha()
+        ):
+            return False  # "3x", "x3"
+        if after == "-" or (before == "-" and answer[: match.start()].rstrip()[:-1].rstrip()[-1:].isdigit()):
+            return False  # "5-3"
+    return True
+
+
+def _answer(text: str) -> str | None:
+    """The last ``<answer>`` block after the reasoning (never inside an unclosed ``<think>``)."""
+    after = final_text(text)
+    return None if after is None else last_tag_block(after, "answer")
 
 
 def _gold(solution: object) -> tuple[str | None, int | Fraction | None]:
     """The gold text, and its value when it is a whole number (a count)."""
-    gold = parse_gold(solution)
+    gold = gold_answer(solution)
     if gold is None:
         return None, None
     bare = gold.strip("$ ")
@@ -110,10 +124,14 @@ class R1VAccuracy(ItemReward):
             gold, count = _gold(values[0])
         if gold is None:
             return _MISSING_SOLUTION
-        answer = last_tag_block(text, "answer")
+        answer = _answer(text)
         if answer is None:
             return _NO_ANSWER
         if count is not None:
+            if "%" in answer:  # a share is not a count
+                return _WRONG
+            if not states_a_count(answer):  # math around a number: what is written is evaluated
+                return _TEXT_MISMATCH
             numbers = extract_numbers(answer)
             if not numbers:
                 return _NO_NUMBER
@@ -124,7 +142,7 @@ class R1VAccuracy(ItemReward):
 
     def close(self) -> None:
         if importlib.util.find_spec("pebble") is not None:
-            from rewardkit.equivalence import close_verifier
+            from rewardkit.verify import close_verifier
 
             close_verifier()
 
@@ -136,13 +154,13 @@ class R1VAccuracy(ItemReward):
         pending = [i for i, v in enumerate(verdicts) if v is _TEXT_MISMATCH]
         if not pending or importlib.util.find_spec("math_verify") is None:
             return verdicts  # without rewardkit[math] the text comparison stands
-        from rewardkit.equivalence import Check, get_verifier
+        from rewardkit.verify import Check, get_verifier
 
         checks = []
         for i in pending:
             text = completion_text(completions[i]) or ""
-            gold = parse_gold(columns["solution"][i]) or ""
-            checks.append(Check(gold, (last_tag_block(text, "answer") or "").strip()))
+            gold = gold_answer(columns["solution"][i]) or ""
+            checks.append(Check(gold, (_answer(text) or "").strip()))
         results = get_verifier().verify_many(checks, timeout_s=SYMBOLIC_TIMEOUT_S)
         for i, (equal, reason) in zip(pending, results, strict=True):
             verdicts[i] = Verdict(1.0 if equal else 0.0, reason)

@@ -17,13 +17,9 @@ from typing import Any
 
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
-# The answer text was already extracted: read it as LaTeX inside \boxed{}, or as a plain expression.
+# The answer text was already extracted and normalised: read it as LaTeX inside \boxed{}, or as a plain
+# expression.
 _ANSWER = [LatexExtractionConfig(), ExprExtractionConfig()]
-# No <answer> and no \boxed: only anchored forms ("the final answer is ...") count.
-_ANCHORED = [
-    LatexExtractionConfig(try_extract_without_anchor=False),
-    ExprExtractionConfig(try_extract_without_anchor=False),
-]
 
 
 class SoftTimeout(BaseException):
@@ -53,35 +49,23 @@ def _parse_answer(text: str) -> list[Any]:
 _parse_gold = functools.lru_cache(maxsize=4096)(_parse_answer)
 
 
-def check(
-    gold: str, prediction: str, anchored: bool, soft_timeout_s: float
-) -> tuple[bool | None, str | None]:
-    """Is ``prediction`` equivalent to ``gold``? ``(None, "gold_unparseable")`` when the gold cannot be read.
-
-    With ``anchored`` the prediction is a completion's tail, searched for "the final answer is ..." forms.
-    """
+def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
+    """Is ``prediction`` equivalent to ``gold``? ``(None, "gold_unparseable")`` if the gold cannot be read."""
     try:
-        return _check(gold, prediction, anchored, soft_timeout_s)
+        return _check(gold, prediction, soft_timeout_s)
     except SoftTimeout:  # also when the alarm lands while _check is already returning
         return False, "timeout"
 
 
-def _check(
-    gold: str, prediction: str, anchored: bool, soft_timeout_s: float
-) -> tuple[bool | None, str | None]:
+def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
     signal.setitimer(signal.ITIMER_REAL, max(soft_timeout_s, 0.001))
     try:
         gold_parsed = _parse_gold(gold)
         if not gold_parsed:
             return None, "gold_unparseable"
-        if anchored:
-            predicted = parse(prediction, extraction_config=_ANCHORED, parsing_timeout=None)
-            if not predicted:
-                return False, "no_answer"
-        else:
-            predicted = _parse_answer(prediction)
-            if not predicted:
-                return False, "unparseable_answer"
+        predicted = _parse_answer(prediction)
+        if not predicted:
+            return False, "unparseable_answer"
         return bool(verify(gold_parsed, predicted, timeout_seconds=None)), None
     except MemoryError:
         return False, "memory_limit"

@@ -1,63 +1,49 @@
-"""Math answer equivalence: cheap sound checks in the parent, Math-Verify in killable worker processes.
+"""The math verifier: judges (gold, prediction) pairs with Math-Verify in killable worker processes.
 
-The order of work for a batch of (gold, prediction) pairs:
+The order of work for a batch of pairs:
 
 1. dedup: identical pairs are judged once; a bounded LRU keeps verdicts across batches;
-2. fast exact paths, only where sound: identical normalised strings are equal; two plain numbers
-   (integers, decimals, simple fractions) compare as exact rationals;
-3. guards: answers that are too long, nested too deeply, or hold numeric power towers or factorials too
-   large to compute get 0.0 with a reason, without touching SymPy;
+2. fast exact paths (:mod:`rewardkit.verify.fastpath`), only where sound;
+3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason;
 4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
    replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
    takes their share of the batch, so a few slow pairs cannot hold up the rest.
 
->>> from rewardkit.equivalence import fast_verdict, guard
->>> fast_verdict("\\\\dfrac{1}{2}", "\\\\frac{1}{2}"), fast_verdict("0.5", "1/2"), fast_verdict("x+1", "1+x")
-(True, True, None)
->>> guard("9^{9^{9^{9}}}", max_chars=1000), guard("(10^{7})!", max_chars=1000), guard("x^2", max_chars=1000)
-('huge_power', 'huge_factorial', None)
+One verifier per pool shape (workers, memory cap) per process: :func:`get_verifier`.
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib.util
-import math
-import multiprocessing
-import multiprocessing.context
 import os
-import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
-from fractions import Fraction
-from multiprocessing import popen_forkserver, spawn
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, remaining_s
+from rewardkit.verify.fastpath import fast_verdict, plain_number
+from rewardkit.verify.guards import encodable, guard, risk
+from rewardkit.verify.launch import bare_forkserver_context
+from rewardkit.verify.normalise import canonical, has_unparsed, normalise, units_agree
 
 __all__ = [
     "Check",
     "MathVerifier",
+    "Result",
     "close_verifier",
     "default_workers",
-    "fast_verdict",
     "get_verifier",
-    "guard",
-    "normalise",
     "require_math",
     "shutdown",
 ]
 
 #: (equal, reason): ``equal`` is None when the pair cannot be judged (the gold is unreadable).
 Result = tuple[bool | None, str | None]
-
-MAX_POWER_DIGITS = 100_000  # a power with more digits than this is refused, not computed
-MAX_FACTORIAL = 1_000
-MAX_DEPTH = 40  # brace nesting
 
 
 def require_math() -> None:
@@ -78,151 +64,17 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-# --------------------------------------------------------------------------- fast exact paths
-
-_SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|\s+")
-_PLAIN_NUMBER = re.compile(r"([+-]?)(?:(\d+(?:\.\d+)?)|(\d+)/(\d+)|\\frac\{(\d+)\}\{(\d+)\})")
-
-
-def normalise(answer: str) -> str:
-    """Drop what never changes a value: spacing commands, ``\\left``/``\\right``, dollar signs, white space,
-    ``\\dfrac``/``\\tfrac`` spellings and a trailing full stop.
-
-    >>> normalise("\\\\$32 , \\\\!348.")
-    '32,348'
-    """
-    text = _SPACING.sub("", answer).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
-    return text[:-1] if text.endswith(".") else text
-
-
-def plain_number(answer: str) -> Fraction | None:
-    """An integer, decimal or simple fraction (``3``, ``-0.25``, ``7/2``, ``\\frac{7}{2}``) as a Fraction."""
-    match = _PLAIN_NUMBER.fullmatch(answer)
-    if match is None or len(answer) > 200:
-        return None
-    sign, decimal, num, den, fnum, fden = match.groups()
-    if decimal is not None:
-        value = Fraction(decimal)
-    else:
-        denominator = int(den or fden)
-        if denominator == 0:
-            return None
-        value = Fraction(int(num or fnum), denominator)
-    return -value if sign == "-" else value
-
-
-def fast_verdict(prediction: str, gold: str) -> bool | None:
-    """``True``/``False`` when a sound exact check decides the pair, else ``None`` (ask SymPy)."""
-    p, g = normalise(prediction), normalise(gold)
-    if p == g:
-        return True
-    pn, gn = plain_number(p), plain_number(g)
-    if pn is not None and gn is not None:
-        return pn == gn
-    return None
-
-
-# --------------------------------------------------------------------------- guards
-
-# A numeric power not itself raised further (the top of a chain a^b^c, or the innermost of a^{b^{c}}).
-# Every pattern that starts with a digit run starts only where the run starts ((?<!\d)) and cannot
-# backtrack into it ((?>...)): each is linear in the text, not quadratic in a run of digits.
-_SMALL_POWER = re.compile(r"(?<!\d)((?>\d+))\s*\^\s*(?:\{\s*((?>\d+))\s*\}|(\d))(?!\s*\^)")
-_BIG = "\u2603"  # stands for an already-large power, so a tower built on it is refused
-_BIG_EXPONENT = re.compile(r"\^\s*\{?\s*" + _BIG)
-_FACTORIAL = re.compile(r"(?<!\d)((?>\d+)|" + _BIG + r")\s*\)?\s*\}?\s*!")
-
-
-def _max_depth(text: str) -> int:
-    depth = deepest = 0
-    for char in text:
-        if char in "{(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "})":
-            depth -= 1
-    return deepest
-
-
-def _exceeds(digits: str, limit: int) -> bool:
-    """``int(digits) > limit`` without converting a long run of digits (which Python refuses)."""
-    digits = digits.lstrip("0") or "0"
-    return len(digits) > len(str(limit)) or int(digits) > limit
-
-
-def _power_digits(base: str, exponent: str) -> float:
-    """About how many digits ``base ** exponent`` has (both runs of decimal digits, of any length)."""
-    base = base.lstrip("0") or "0"
-    if base in ("0", "1"):
-        return 1.0
-    exponent = exponent.lstrip("0") or "0"
-    if len(exponent) > 12:
-        return math.inf
-    log10_base = math.log10(int(base[:15])) + max(0, len(base) - 15)
-    return int(exponent) * log10_base
-
-
-def guard(prediction: str, *, max_chars: int) -> str | None:
-    """A reason to refuse ``prediction`` without SymPy, or ``None``.
-
-    Numeric powers are folded innermost first: ``b^{e}`` with at most 15 digits becomes its value, a
-    larger one a marker; a power whose exponent is a marker, or with more than ``MAX_POWER_DIGITS``
-    digits, is a ``huge_power``. Factorials of more than ``MAX_FACTORIAL`` are ``huge_factorial``.
-    """
-    if len(prediction) > max_chars:
-        return "answer_too_long"
-    if not _encodable(prediction):  # lone surrogates: a model emitted broken text, not an answer
-        return "invalid_unicode"
-    if _max_depth(prediction) > MAX_DEPTH:
-        return "too_deep"
-    text = prediction
-    if "^" in text:
-        text = text.replace("\\left", "").replace("\\right", "")
-        for _ in range(64):
-            if _BIG + "}" in text or _BIG_EXPONENT.search(text):
-                return "huge_power"
-            match = _SMALL_POWER.search(text)
-            if match is None:
-                break
-            base, exponent = match.group(1), match.group(2) or match.group(3)
-            digits = _power_digits(base, exponent)
-            if digits > MAX_POWER_DIGITS:
-                return "huge_power"
-            value = str(int(base.lstrip("0") or "0") ** int(exponent[-12:])) if digits <= 15 else _BIG
-            if text[: match.start()].rstrip().endswith("^"):  # an exponent itself: keep it one group
-                value = "{" + value + "}"
-            text = text[: match.start()] + value + text[match.end() :]
-    if "!" in text:
-        for match in _FACTORIAL.finditer(text):
-            token = match.group(1)
-            if token == _BIG or _exceeds(token, MAX_FACTORIAL):
-                return "huge_factorial"
-    return None
-
-
-# --------------------------------------------------------------------------- the verifier
-
-
 @dataclass(frozen=True)
 class Check:
-    """One pair to judge. ``anchored``: ``prediction`` is a completion's tail to search for an answer."""
+    """One pair to judge: a gold answer and a prediction, as extracted (normalisation happens here)."""
 
     gold: str
     prediction: str
-    anchored: bool = False
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _clean(text: str) -> str:
     """Strings that cannot be encoded (lone surrogates) are repaired before they reach a worker."""
-    return text if _encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
+    return text if encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
 
 
 _TRANSIENT = {"timeout", "worker_crashed", "memory_limit"}
@@ -281,7 +133,7 @@ class MathVerifier:
                     max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
                     initializer=_worker_init,
                     initargs=(self.memory_mb,),
-                    context=_bare_forkserver_context(),
+                    context=bare_forkserver_context(),
                 )
                 if kind == "main" and self.overdue_slots:  # warm the spill pool before it is needed
                     threading.Thread(target=self._get_pool, args=("spill",), daemon=True).start()
@@ -325,31 +177,52 @@ class MathVerifier:
         """Judge every check; each distinct one once. Never raises for a single bad pair."""
         unique = list(dict.fromkeys(checks))
         results: dict[Check, Result] = {}
-        todo: list[Check] = []
+        todo: dict[Check, list[Check]] = {}  # canonical pair -> the pairs as written that it stands for
         for check in unique:
             hit = self._cached(check)
             if hit is not None:
                 results[check] = hit
                 self.stats["cache_hits"] += 1
                 continue
-            if not check.anchored:
-                decided = fast_verdict(check.prediction, check.gold)
-                if decided is not None:
-                    results[check] = (decided, None)
-                    self.stats["fast_path"] += 1
-                    continue
-                refused = guard(check.prediction, max_chars=max_chars) if guards else None
-                if refused is not None:
-                    results[check] = (False, refused)
-                    self.stats["guarded"] += 1
-                    continue
-            todo.append(check)
+            decided, canonical_check = self._decide(check, max_chars, guards)
+            if decided is not None:
+                results[check] = decided
+            else:
+                todo.setdefault(canonical_check, []).append(check)
         if todo:
-            results.update(self._run(todo, timeout_s))
+            judged = self._run(list(todo), timeout_s)
+            for canonical_check, written in todo.items():
+                for check in written:
+                    results[check] = judged[canonical_check]
         for check in unique:
             self._remember(check, results[check])
         self.stats["pairs"] += len(checks)
         return [results[check] for check in checks]
+
+    def _decide(self, check: Check, max_chars: int, guards: bool) -> tuple[Result | None, Check]:
+        """A verdict reached in this process (``(result, check)``), or ``(None, canonical pair)`` for the
+        workers. Both sides are normalised (:mod:`rewardkit.verify.normalise`) first; units must agree."""
+        if guards and len(check.prediction) > max_chars:  # before any other work on a long text
+            self.stats["guarded"] += 1
+            return (False, "answer_too_long"), check
+        if not encodable(check.prediction):  # lone surrogates: a model emitted broken text, not an answer
+            self.stats["guarded"] += 1
+            return (False, "invalid_unicode"), check
+        prediction, gold = canonical(check.prediction), canonical(check.gold)
+        if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
+            self.stats["fast_path"] += 1
+            return (False, None), check
+        decided = fast_verdict(prediction.text, gold.text)
+        if decided is None and _unparsed_against_number(prediction.text, gold.text):
+            decided = False
+        if decided is not None:
+            self.stats["fast_path"] += 1
+            return (decided, None), check
+        refused = guard(prediction.text, max_chars=max_chars) if guards else None
+        if refused is not None:
+            self.stats["guarded"] += 1
+            return (False, refused), check
+        return None, Check(gold.text, prediction.text)
 
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
         """Run pairs on the main pool, one per worker, so nothing ever waits behind a stuck worker (and
@@ -363,14 +236,14 @@ class MathVerifier:
         slow_after = min(0.5, timeout_s / 4)
         # Riskiest first: a slow pair started early overlaps the rest of the batch instead of adding its
         # whole time limit at the end. (queue.pop() takes from the end.)
-        queue = sorted(todo, key=_risk)
+        queue = sorted(todo, key=lambda check: risk(check.prediction))
         on_main: dict[Future[Result], Check] = {}
         on_spill: dict[Future[Result], Check] = {}
         started: dict[Future[Result], float] = {}
         results: dict[Check, Result] = {}
 
         def submit(pool: Any, check: Check) -> Future[Result]:
-            args = (_clean(check.gold), _clean(check.prediction), check.anchored, soft)
+            args = (_clean(check.gold), _clean(check.prediction), soft)
             return pool.schedule(_worker_check, args=args, timeout=timeout_s)  # type: ignore[no-any-return]
 
         while queue or on_main or on_spill:
@@ -411,67 +284,25 @@ class MathVerifier:
             return False, "worker_crashed" if name == "ProcessExpired" else f"verify_error:{name}"
 
 
-# Workers fork from a forkserver that already imported SymPy and Math-Verify, so a killed worker is
-# replaced in milliseconds. multiprocessing would also re-import the parent's __main__ script in every
-# worker (for a trainer: torch, transformers, the whole CLI), or break on a script without a main guard;
-# the workers need nothing from __main__, so their start data leaves it out.
-_launching_bare = threading.local()
-
-
-class _BarePopen(popen_forkserver.Popen):
-    def _launch(self, process_obj: Any) -> None:
-        _launching_bare.active = True
-        try:
-            super()._launch(process_obj)  # type: ignore[misc]
-        finally:
-            _launching_bare.active = False
-
-
-class _BareProcess(multiprocessing.context.ForkServerProcess):
-    @staticmethod
-    def _Popen(process_obj: Any) -> Any:
-        return _BarePopen(process_obj)
-
-
-class _BareForkServerContext(multiprocessing.context.ForkServerContext):
-    Process = _BareProcess
-
-
-def _bare_forkserver_context() -> multiprocessing.context.ForkServerContext:
-    original = spawn.get_preparation_data
-    if not getattr(original, "_rewardkit_bare", False):
-
-        def get_preparation_data(name: str) -> dict[str, Any]:
-            data: dict[str, Any] = original(name)
-            if getattr(_launching_bare, "active", False):
-                data.pop("init_main_from_path", None)
-                data.pop("init_main_from_name", None)
-            return data
-
-        get_preparation_data._rewardkit_bare = True  # type: ignore[attr-defined]
-        spawn.get_preparation_data = get_preparation_data
-    context = _BareForkServerContext()
-    context.set_forkserver_preload(["rewardkit._mathworker"])
-    return context
-
-
-def _risk(check: Check) -> float:
-    """How likely a pair is to be slow in SymPy: powers of powers, factorials, nesting, length."""
-    text = check.prediction
-    towers = len(re.findall(r"\^\s*\{[^{}]*\^", text))  # an exponent that holds a power
-    return 10 * towers + 10 * text.count("!") + _max_depth(text) + len(text) / 200
-
-
 def _worker_init(memory_mb: int) -> None:
-    from rewardkit._mathworker import init_worker
+    from rewardkit.verify.worker import init_worker
 
     init_worker(memory_mb)
 
 
-def _worker_check(gold: str, prediction: str, anchored: bool, soft_timeout_s: float) -> Result:
-    from rewardkit._mathworker import check
+def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
+    from rewardkit.verify.worker import check
 
-    return check(gold, prediction, anchored, soft_timeout_s)
+    return check(gold, prediction, soft_timeout_s)
+
+
+def _unparsed_against_number(prediction: str, gold: str) -> bool:
+    """One side still holds symbols no normalisation read, the other is a plain number: not equal (a parser
+    that drops the unknown symbol would otherwise compare what is left)."""
+    for one, other in ((prediction, gold), (gold, prediction)):
+        if has_unparsed(one) and plain_number(normalise(other)) is not None:
+            return True
+    return False
 
 
 def _worker_ping() -> bool:

@@ -1,0 +1,179 @@
+"""Answer text to a canonical form, on both sides of a comparison, before any judging.
+
+What models and datasets write differently for the same value: unicode roots and pi (``2√3``, ``√{3}``,
+``sqrt(3)``, ``4 * pi``), unicode operators (``×``, ``÷``, ``·``, ``−``), thousands separators (``12,345``),
+and a trailing degree sign or unit on a bare quantity (``40°``, ``40^\\circ``, ``9米``, ``12 cm``,
+``9πcm^{2}``, ``50\\%``). A unit is split off only where what stays is a plain quantity (digits, operators,
+roots, pi), so ``\\sin 30^\\circ`` and ``2m`` next to other letters keep their meaning. Units are compared,
+never converted: ``12 cm`` is not ``0.12 m``.
+
+>>> canonical("2√3 cm")
+Canonical(text='2\\\\sqrt{3}', unit='cm')
+>>> canonical("40^{\\\\circ}"), canonical("9πcm^{2}")
+(Canonical(text='40', unit='°'), Canonical(text='9\\\\pi', unit='cm^2'))
+>>> canonical("\\\\sin 30^\\\\circ").unit is None
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+__all__ = ["Canonical", "canonical", "has_unparsed", "normalise", "units_agree"]
+
+_SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|\s+")
+
+
+def normalise(answer: str) -> str:
+    """Drop what never changes a value: spacing commands, ``\\left``/``\\right``, dollar signs, white space,
+    ``\\dfrac``/``\\tfrac`` spellings and a trailing full stop.
+
+    >>> normalise("\\\\$32 , \\\\!348.")
+    '32,348'
+    """
+    text = _SPACING.sub("", answer).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    return text[:-1] if text.endswith(".") else text
+
+
+class Canonical(NamedTuple):
+    """An answer's value as text Math-Verify reads, and the unit split off it (``None``: none written)."""
+
+    text: str
+    unit: str | None = None
+
+
+_OPERATORS = str.maketrans({"−": "-", "×": "\\times ", "÷": "\\div ", "·": "\\cdot ", "∙": "\\cdot "})
+_SUPERSCRIPTS = {"²": "^2", "³": "^3"}
+_PI = re.compile(r"π|(?<![A-Za-z\\])pi(?![A-Za-z])")
+_SQRT_WORD = re.compile(r"(?<![A-Za-z\\])sqrt\s*(?=[({])")
+_ROOT_ATOM = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z]|\\pi\b)")
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]|\.\d)")
+_LATEX_COMMA = re.compile(r"(?<=\d)\{,\}(?=\d)")
+
+_DEGREE = r"°|\^\s*\{?\s*\\circ\s*\}?|\\degree|\\text\{\s*degrees?\s*\}|degrees?|度"
+_UNITS = (
+    # CJK units (longest first, so 平方米 is one unit, not 米)
+    "平方厘米|平方分米|平方千米|平方米|立方厘米|立方米|厘米|毫米|分米|千米|公里|海里|米|千克|公斤|克|元|角|分钟|小时|秒|个|块|只|人|度"
+    # English words
+    "|square\\s+(?:centimeters|meters|feet|inches|units)|centimeters?|millimeters?|kilometers?|meters?"
+    "|inches|inch|feet|foot|yards?|miles?|units?|dollars?|cents?|hours?|minutes?|seconds?"
+    "|kilograms?|grams?|liters?|litres?|degrees?"
+    # symbols
+    "|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
+)
+_UNIT = re.compile(
+    r"(?:\\(?:text|mbox|mathrm)\s*\{\s*(" + _UNITS + r")\s*\}|(" + _UNITS + r"))"
+    r"\s*(?:\^\s*\{?\s*([23])\s*\}?|([²³]))?\s*$"
+)
+_DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*$")
+_PERCENT_END = re.compile(r"\\?%\s*$")
+# What may stay once a unit is split off: a plain quantity, no letters beyond roots, pi and fractions.
+_QUANTITY_COMMANDS = re.compile(r"\\(?:sqrt|pi|frac|dfrac|tfrac|cdot|times|div)\b")
+_QUANTITY = re.compile(r"[\d\s+\-*/^(){}.,]*")
+_UNIT_NAMES = {"degree": "°", "degrees": "°", "度": "°"}
+
+
+def _roots(text: str) -> str:
+    """``√x``, ``√{x}``, ``√(x)``, ``sqrt(x)`` -> ``\\sqrt{x}``."""
+    text = _SQRT_WORD.sub("√", text)
+    closing = _closing_brackets(text)
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("√", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j] + "\\sqrt")
+        k = j + 1
+        while k < len(text) and text[k] == " ":
+            k += 1
+        if k < len(text) and text[k] in "({":
+            close = closing.get(k)
+            if close is not None:
+                out.append("{" + text[k + 1 : close] + "}")
+                i = close + 1
+                continue
+        atom = _ROOT_ATOM.match(text, j + 1)
+        if atom is not None:
+            out.append("{" + atom.group(1) + "}")
+            i = atom.end()
+        else:
+            i = j + 1
+
+
+def _closing_brackets(text: str) -> dict[int, int]:
+    """Where each ``(`` and ``{`` closes, in one pass (so many unclosed ones stay linear)."""
+    stacks: dict[str, list[int]] = {"(": [], "{": []}
+    pairs = {")": "(", "}": "{"}
+    found: dict[int, int] = {}
+    for position, char in enumerate(text):
+        if char in stacks:
+            stacks[char].append(position)
+        elif char in pairs and stacks[pairs[char]]:
+            found[stacks[pairs[char]].pop()] = position
+    return found
+
+
+def _is_quantity(text: str) -> bool:
+    text = _QUANTITY_COMMANDS.sub(" 1 ", text)
+    return bool(_QUANTITY.fullmatch(text)) and any(char.isdigit() for char in text)
+
+
+def _unwrap(text: str) -> str:
+    """``$x$``, ``$$x$$``, ``\\(x\\)``, ``\\[x\\]`` -> ``x``."""
+    if len(text) > 1 and text[0] == "$" and text[-1] == "$":
+        return text.strip("$").strip()
+    if text[:2] in ("\\(", "\\[") and text[-2:] in ("\\)", "\\]"):
+        return text[2:-2].strip()
+    return text
+
+
+def canonical(answer: str) -> Canonical:
+    """The canonical form of one answer. Linear in its length; short answers (golds repeat) are cached."""
+    return _canonical_cached(answer) if len(answer) <= 512 else _canonical(answer)
+
+
+def _canonical(answer: str) -> Canonical:
+    text = _unwrap(answer.strip())
+    text = text.translate(_OPERATORS)
+    for sup, power in _SUPERSCRIPTS.items():
+        text = text.replace(sup, power)
+    text = _LATEX_COMMA.sub("", text)
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+    if "√" in text or "sqrt" in text:
+        text = _roots(text)
+    if "π" in text or "pi" in text:
+        text = _PI.sub(r"\\pi ", text)
+    text = text.strip().rstrip(".").strip()
+    return _split_unit(text)
+
+
+_canonical_cached = functools.lru_cache(maxsize=65_536)(_canonical)
+
+
+def _split_unit(text: str) -> Canonical:
+    for pattern, unit in ((_DEGREE_END, "°"), (_PERCENT_END, "%")):
+        match = pattern.search(text)
+        if match is not None and _is_quantity(text[: match.start()]):
+            return Canonical(text[: match.start()].strip(), unit)
+    match = _UNIT.search(text)
+    if match is not None and match.start() > 0 and _is_quantity(text[: match.start()]):
+        name = match.group(1) or match.group(2)
+        name = _UNIT_NAMES.get(name, name)
+        power = match.group(3) or {"²": "2", "³": "3"}.get(match.group(4) or "", "")
+        return Canonical(text[: match.start()].strip(), name + (f"^{power}" if power else ""))
+    return Canonical(text)
+
+
+def units_agree(a: Canonical, b: Canonical) -> bool:
+    """Two answers' units allow comparing their values: the same unit, or none written on one side."""
+    return a.unit is None or b.unit is None or a.unit == b.unit
+
+
+def has_unparsed(text: str) -> bool:
+    """Text still holding symbols no normalisation read (non-ASCII); it is not equal to a plain number,
+    whatever a parser that drops unknown symbols would make of it."""
+    return not text.isascii()
