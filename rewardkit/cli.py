@@ -297,6 +297,13 @@ def _remote_scorer(url: str, specs: list[FuncSpec]) -> Any:
     return scorer
 
 
+def _read(detail: Any) -> str:
+    """What a reward read, for a failure table: ``answer 40 | gold 40°``."""
+    if isinstance(detail, dict):
+        return " | ".join(f"{k} {v!r}" for k, v in detail.items())
+    return "" if detail is None else repr(detail)
+
+
 def _fmt(value: float | None) -> str:
     return "null" if value is None else f"{value:g}"
 
@@ -325,11 +332,12 @@ def check_command(
     console = Console()
     if failures:
         table = Table(title="golden failures")
-        for column in ("where", "func", "note", "expected", "got"):
+        for column in ("where", "func", "note", "expected", "got", "read"):
             table.add_column(column, overflow="fold")
         for case, result in failures:
             got = result.error or f"{_fmt(result.got)}" + (f" ({result.reason})" if result.reason else "")
-            table.add_row(case.location, case.func, case.note, _fmt(case.expected), got)
+            read = _read(result.detail)
+            table.add_row(case.location, case.func, case.note, _fmt(case.expected), got, read)
         console.print(table)
     passed = len(cases) - len(failures)
     style = "red" if failures else "green"

@@ -140,6 +140,7 @@ _ANSWER_LINE = re.compile(
 _ANSWER_PHRASE = re.compile(r"\banswer(?:[ \t]+is)?[ \t]*(?::|\bis\b)[ \t]*", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
 _LAST_NUMBER = re.compile(r"\$([^$]*)\$|(-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)")
+_LAST_CLAUSE = re.compile(r"=|\bis\b")
 TAIL_CHARS = 600  # how far from the end an answer phrase or a lenient answer is looked for
 
 
@@ -165,8 +166,8 @@ def _tidy(value: str, *, equation: bool = False) -> str:
     value = value.strip().strip("*").strip()
     if value.startswith("$") and value.endswith("$") and len(value) > 1:
         value = value.strip("$").strip()
-    if equation and "=" in value:
-        value = value.rsplit("=", 1)[-1].strip()
+    if equation:  # "18 + 38 = 56" -> "56"; "The volume is 120" -> "120"
+        value = _LAST_CLAUSE.split(value)[-1].strip()
     return value.rstrip(".").strip()
 
 

@@ -71,6 +71,7 @@ class CaseResult:
     got: float | None
     reason: str | None
     error: str | None = None
+    detail: Any = None  # what the reward read (math: the answer and the gold), for a failure message
 
 
 @dataclass(frozen=True)
@@ -106,13 +107,15 @@ class GoldenCase:
         except RewardError as exc:
             return CaseResult(False, None, None, f"{type(exc).__name__}: {exc}")
         got, reason = scored.values[0], scored.reasons[0]
-        return CaseResult(values_match(self.expected, got), got, reason)
+        return CaseResult(values_match(self.expected, got), got, reason, detail=scored.details[0])
 
     def assert_passes(self) -> None:
         """Raise ``AssertionError`` saying what was expected and what came out."""
         result = self.run()
         if not result.passed:
             detail = result.error or f"got {result.got!r} (reason {result.reason!r})"
+            if result.detail is not None:
+                detail += f"; read {result.detail!r}"
             note = self.note or "(no note)"
             where = f"{self.location} [{self.func}] {note}"
             raise AssertionError(f"{where}: expected {self.expected!r}, {detail}")

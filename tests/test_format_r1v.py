@@ -7,9 +7,8 @@ from fractions import Fraction
 import pytest
 
 import rewardkit
-from rewardkit.extract import last_tag_block
+from rewardkit.extract import gold_answer, last_tag_block
 from rewardkit.rewards.format import check_format
-from rewardkit.extract import gold_answer
 from rewardkit.rewards.r1v import extract_numbers
 
 

@@ -14,8 +14,8 @@ import pytest
 import rewardkit
 from rewardkit.extract import gold_answer, last_boxed, math_answer
 from rewardkit.verify.fastpath import fast_verdict, plain_number
-from rewardkit.verify.normalise import normalise
 from rewardkit.verify.guards import guard
+from rewardkit.verify.normalise import normalise
 from rewardkit.verify.pool import Check, MathVerifier
 
 

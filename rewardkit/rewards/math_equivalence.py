@@ -25,6 +25,7 @@ from rewardkit.verify import (
     get_verifier,
     require_math,
 )
+from rewardkit.verify.normalise import canonical
 
 __all__ = ["MathEquivalence", "math_equivalence"]
 
@@ -129,7 +130,11 @@ class MathEquivalence(Reward):
                 [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
             )
             for (i, check), (equal, reason) in zip(pending, results, strict=True):
-                detail = {"answer": check.prediction, "gold": check.gold}
+                detail = {
+                    "answer": check.prediction,
+                    "gold": check.gold,
+                    "compared": f"{canonical(check.prediction)} vs {canonical(check.gold)}",
+                }
                 verdicts[i] = Verdict(None if equal is None else float(equal), reason, detail)
         return [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
 

@@ -125,6 +125,13 @@ class R1VAccuracy(ItemReward):
         if gold is None:
             return _MISSING_SOLUTION
         answer = _answer(text)
+        verdict = self._judge(answer, gold, count)
+        if verdict is _TEXT_MISMATCH:
+            return verdict  # judged again, with its detail, by the math rules in _score
+        return Verdict(verdict.value, verdict.reason, {"answer": answer, "gold": gold})
+
+    @staticmethod
+    def _judge(answer: str | None, gold: str, count: int | Fraction | None) -> Verdict:
         if answer is None:
             return _NO_ANSWER
         if count is not None:
@@ -162,8 +169,9 @@ class R1VAccuracy(ItemReward):
             gold = gold_answer(columns["solution"][i]) or ""
             checks.append(Check(gold, (_answer(text) or "").strip()))
         results = get_verifier().verify_many(checks, timeout_s=SYMBOLIC_TIMEOUT_S)
-        for i, (equal, reason) in zip(pending, results, strict=True):
-            verdicts[i] = Verdict(1.0 if equal else 0.0, reason)
+        for i, check, (equal, reason) in zip(pending, checks, results, strict=True):
+            detail = {"answer": check.prediction, "gold": check.gold}
+            verdicts[i] = Verdict(1.0 if equal else 0.0, reason, detail)
         return verdicts
 
 

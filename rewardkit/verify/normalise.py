@@ -43,6 +43,9 @@ class Canonical(NamedTuple):
     text: str
     unit: str | None = None
 
+    def __str__(self) -> str:
+        return self.text if self.unit is None else f"{self.text} [{self.unit}]"
+
 
 _OPERATORS = str.maketrans({"−": "-", "×": "\\times ", "÷": "\\div ", "·": "\\cdot ", "∙": "\\cdot "})
 _SUPERSCRIPTS = {"²": "^2", "³": "^3"}
@@ -117,6 +120,19 @@ def _closing_brackets(text: str) -> dict[int, int]:
     return found
 
 
+def _thousands(text: str) -> str:
+    """``12,345`` -> ``12345``, outside brackets only: ``(12,102)`` is an interval or a point."""
+    out: list[str] = []
+    depth, last = 0, 0
+    for match in _THOUSANDS.finditer(text):
+        before = text[last : match.start()]
+        depth += sum(before.count(c) for c in "([{") - sum(before.count(c) for c in ")]}")
+        out += [before, match.group(0).replace(",", "") if depth <= 0 else match.group(0)]
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _is_quantity(text: str) -> bool:
     text = _QUANTITY_COMMANDS.sub(" 1 ", text)
     return bool(_QUANTITY.fullmatch(text)) and any(char.isdigit() for char in text)
@@ -142,7 +158,7 @@ def _canonical(answer: str) -> Canonical:
     for sup, power in _SUPERSCRIPTS.items():
         text = text.replace(sup, power)
     text = _LATEX_COMMA.sub("", text)
-    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+    text = _thousands(text)
     if "√" in text or "sqrt" in text:
         text = _roots(text)
     if "π" in text or "pi" in text:
