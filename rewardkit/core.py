@@ -29,6 +29,7 @@ __all__ = [
     "ColumnError",
     "Completion",
     "DeadlineExceeded",
+    "Explained",
     "Reward",
     "RewardError",
     "ItemReward",
@@ -98,8 +99,15 @@ class Verdict(NamedTuple):
 
     ``reason`` is ``None`` when the answer was read and compared on its merits; otherwise a code such as
     ``no_answer``, ``invalid_expression`` or ``invalid_target`` that says what stopped a normal judgement.
-    ``detail`` is what a user needs when a verdict looks wrong (math: the answer read and the gold).
     """
+
+    value: float | None
+    reason: str | None = None
+
+
+class Explained(NamedTuple):
+    """A :class:`Verdict` with what a user needs when it looks wrong (math: the answer read and the gold);
+    it lands in ``score_detailed(...).details``."""
 
     value: float | None
     reason: str | None = None
@@ -188,18 +196,20 @@ def as_column(name: str, value: object, n: int, reward: str) -> list[Any]:
     return list(value)
 
 
-def _normalise(value: object, reward: str, index: int) -> Verdict:
+def _normalise(value: object, reward: str, index: int) -> Explained:
     """Check what a reward produced for one item and turn it into a :class:`Verdict`."""
     reason, detail = None, None
-    if isinstance(value, Verdict):
+    if isinstance(value, Explained):
         value, reason, detail = value
+    elif isinstance(value, Verdict):
+        value, reason = value
     if value is None:
-        return Verdict(None, reason, detail)
+        return Explained(None, reason, detail)
     if isinstance(value, bool | int | float) or hasattr(value, "__float__"):
         number = float(value)
         if not math.isfinite(number):
-            return Verdict(None, "non_finite", detail)
-        return Verdict(number, reason, detail)
+            return Explained(None, "non_finite", detail)
+        return Explained(number, reason, detail)
     raise RewardError(
         f"reward {reward!r} returned {type(value).__name__} for item {index}; expected a float or None"
     )
@@ -265,11 +275,15 @@ class Reward(abc.ABC):
         reasons: list[str | None] = []
         details: list[Any] = []
         for i, verdict in enumerate(verdicts):
-            if type(verdict) is not Verdict or not (verdict[0] is None or type(verdict[0]) is float):
-                verdict = _normalise(verdict, self.reward_name, i)  # anything but a clean Verdict
-            values.append(verdict[0])
-            reasons.append(verdict[1])
-            details.append(verdict[2])
+            if type(verdict) is Verdict and (verdict[0] is None or type(verdict[0]) is float):
+                values.append(verdict[0])  # the common case, kept fast
+                reasons.append(verdict[1])
+                details.append(None)
+                continue
+            explained = _normalise(verdict, self.reward_name, i)  # anything but a clean Verdict
+            values.append(explained.value)
+            reasons.append(explained.reason)
+            details.append(explained.detail)
         return Scored(values, reasons, details)
 
     def bind_columns(
@@ -301,7 +315,7 @@ class Reward(abc.ABC):
     @abc.abstractmethod
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> Sequence[Verdict | float | None]:
+    ) -> Sequence[Verdict | Explained | float | None]:
         """Judge a batch whose columns are checked and aligned."""
 
     def params(self) -> dict[str, Any]:
@@ -335,17 +349,17 @@ class ItemReward(Reward):
     """
 
     @abc.abstractmethod
-    def score_one(self, text: str, *values: Any) -> Verdict:
+    def score_one(self, text: str, *values: Any) -> Verdict | Explained:
         """Judge one completion."""
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Verdict]:
+    ) -> list[Verdict | Explained]:
         n = len(completions)
         ordered = [columns.get(name) or [None] * n for name in self.accepted_columns]
         rows = zip(*ordered, strict=True) if ordered else itertools.repeat(())
         score_one = self.score_one
-        out: list[Verdict] = []
+        out: list[Verdict | Explained] = []
         logged = False
         # strict=False: with no columns, rows is an endless repeat of ()
         for i, (completion, values) in enumerate(zip(completions, rows, strict=False)):

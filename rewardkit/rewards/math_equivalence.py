@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Reward, Verdict, completion_text
+from rewardkit.core import Completion, Explained, Reward, Verdict, completion_text
 from rewardkit.extract import gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import register
@@ -105,8 +105,8 @@ class MathEquivalence(Reward):
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Verdict]:
-        verdicts: list[Verdict | None] = [None] * len(completions)
+    ) -> list[Verdict | Explained]:
+        verdicts: list[Verdict | Explained | None] = [None] * len(completions)
         pending: list[tuple[int, Check]] = []
         lenient = self.extract == "lenient"
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
@@ -116,13 +116,13 @@ class MathEquivalence(Reward):
                 continue
             text = completion_text(completion)
             if text is None:
-                verdicts[i] = Verdict(0.0, "invalid_completion", {"gold": gold})
+                verdicts[i] = Explained(0.0, "invalid_completion", {"gold": gold})
                 continue
             answer, reason = math_answer(text, lenient=lenient)
             if answer is None:
-                verdicts[i] = Verdict(0.0, reason, {"answer": None, "gold": gold})
+                verdicts[i] = Explained(0.0, reason, {"answer": None, "gold": gold})
             elif not answer:
-                verdicts[i] = Verdict(0.0, "empty_answer", {"answer": answer, "gold": gold})
+                verdicts[i] = Explained(0.0, "empty_answer", {"answer": answer, "gold": gold})
             else:
                 pending.append((i, Check(gold, answer)))
         if pending:
@@ -135,7 +135,7 @@ class MathEquivalence(Reward):
                     "gold": check.gold,
                     "compared": f"{canonical(check.prediction)} vs {canonical(check.gold)}",
                 }
-                verdicts[i] = Verdict(None if equal is None else float(equal), reason, detail)
+                verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
         return [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
 
 

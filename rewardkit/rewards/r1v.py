@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rewardkit.core import Completion, ItemReward, Verdict, completion_text
+from rewardkit.core import Completion, Explained, ItemReward, Verdict, completion_text
 from rewardkit.extract import final_text, gold_answer, last_tag_block
 from rewardkit.registry import register
 
@@ -117,7 +117,7 @@ def _normalise(text: str) -> str:
 class R1VAccuracy(ItemReward):
     """R1-V counting accuracy: the last <answer> must state exactly one number, equal to the gold count."""
 
-    def score_one(self, text: str, *values: Any) -> Verdict:
+    def score_one(self, text: str, *values: Any) -> Verdict | Explained:
         try:
             gold, count = _cached_gold(values[0])
         except TypeError:  # unhashable solution
@@ -128,7 +128,7 @@ class R1VAccuracy(ItemReward):
         verdict = self._judge(answer, gold, count)
         if verdict is _TEXT_MISMATCH:
             return verdict  # judged again, with its detail, by the math rules in _score
-        return Verdict(verdict.value, verdict.reason, {"answer": answer, "gold": gold})
+        return Explained(verdict.value, verdict.reason, {"answer": answer, "gold": gold})
 
     @staticmethod
     def _judge(answer: str | None, gold: str, count: int | Fraction | None) -> Verdict:
@@ -155,7 +155,7 @@ class R1VAccuracy(ItemReward):
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Verdict]:
+    ) -> list[Verdict | Explained]:
         """Rule 4: answers that differ from a non-count gold as text get a symbolic check (Math-Verify)."""
         verdicts = super()._score(completions, columns, raise_on_error)
         pending = [i for i, v in enumerate(verdicts) if v is _TEXT_MISMATCH]
@@ -171,7 +171,7 @@ class R1VAccuracy(ItemReward):
         results = get_verifier().verify_many(checks, timeout_s=SYMBOLIC_TIMEOUT_S)
         for i, check, (equal, reason) in zip(pending, checks, results, strict=True):
             detail = {"answer": check.prediction, "gold": check.gold}
-            verdicts[i] = Verdict(1.0 if equal else 0.0, reason, detail)
+            verdicts[i] = Explained(1.0 if equal else 0.0, reason, detail)
         return verdicts
 
 

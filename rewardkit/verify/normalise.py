@@ -68,7 +68,7 @@ _UNITS = (
 )
 _UNIT = re.compile(
     r"(?:\\(?:text|mbox|mathrm)\s*\{\s*(" + _UNITS + r")\s*\}|(" + _UNITS + r"))"
-    r"\s*(?:\^\s*\{?\s*([23])\s*\}?|([²³]))?\s*$"
+    r"\s*(?:\^\s*\{?\s*(\d)\s*\}?|([²³]))?\s*$"
 )
 _DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*$")
 _PERCENT_END = re.compile(r"\\?%\s*$")

@@ -34,6 +34,7 @@ def test_server_values_apply_under_caller_values_and_are_not_published() -> None
         "workers": 1,
         "memory_mb": 2048,
         "max_answer_chars": 1000,
+        "extract": "strict",
     }
     described = policy.describe("math")
     assert described["workers"] == {"settable": False}  # the operator's value stays on the server
