@@ -40,6 +40,7 @@ __all__ = [
     "UnknownRewardError",
     "get",
     "info",
+    "named",
     "list_rewards",
     "register",
     "unregister",
@@ -297,6 +298,18 @@ def _caller_params(
     if unknown:
         raise ValueError(f"cannot register {name!r}: caller_params names unknown parameter(s) {unknown}")
     return table
+
+
+def named(key: str) -> Callable[[T], T]:
+    """Give a reward's public function its registry key as ``__name__``: trainers log a reward under its
+    ``__name__`` (TRL: ``rewards/format/mean``), so ``rewardkit.format_tags`` and ``get("format")`` log alike.
+    ``__qualname__`` stays, so the function still pickles by reference."""
+
+    def decorator(func: T) -> T:
+        func.__name__ = key  # type: ignore[attr-defined]
+        return func
+
+    return decorator
 
 
 def _source(obj: Any) -> str:

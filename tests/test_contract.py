@@ -131,3 +131,13 @@ def test_columns_as_scalars_are_rejected(name: str) -> None:
 def test_unknown_parameter_is_rejected(name: str) -> None:
     with pytest.raises(ValueError, match="no parameter"):
         rewardkit.get(name, definitely_not_a_parameter=1)
+
+
+def test_every_public_reward_function_is_named_after_its_registry_key() -> None:
+    """Trainers log a reward under its __name__: rewardkit.format_tags and get("format") log alike."""
+    keys = {info.name for info in rewardkit.list_rewards()}
+    functions = [rewardkit.countdown, rewardkit.format_tags, rewardkit.math_equivalence]
+    functions += [rewardkit.r1v_accuracy, rewardkit.llm_judge]
+    assert {f.__name__ for f in functions} == keys
+    for func in functions:
+        assert rewardkit.get(func.__name__).__name__ == func.__name__

@@ -198,3 +198,21 @@ def test_workers_do_not_rerun_the_callers_script(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("SCRIPT BODY RAN") == 1
     assert "[1.0]" in proc.stdout
+
+
+def test_workers_live_in_a_host_process_and_the_standard_library_is_untouched() -> None:
+    """Public APIs only: a helper started with `python -m` owns the pools; multiprocessing is not patched."""
+    import multiprocessing.spawn
+
+    import psutil
+
+    before = multiprocessing.spawn.get_preparation_data
+    verifier = MathVerifier(workers=1)
+    try:
+        assert verifier.ready()
+        hosts = [p for p in psutil.Process().children() if "rewardkit.verify.host" in " ".join(p.cmdline())]
+        assert len(hosts) == 1 and hosts[0].children(recursive=True)  # the forkserver and the workers
+        assert multiprocessing.spawn.get_preparation_data is before
+    finally:
+        verifier.close()
+    assert not hosts[0].is_running() or hosts[0].status() == psutil.STATUS_ZOMBIE

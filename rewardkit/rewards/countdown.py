@@ -19,7 +19,7 @@ from typing import Any
 
 from rewardkit.core import Completion, ItemReward, Verdict
 from rewardkit.extract import last_tag_block
-from rewardkit.registry import register
+from rewardkit.registry import named, register
 
 __all__ = [
     "Countdown",
@@ -294,6 +294,7 @@ class Countdown(ItemReward):
         return judge(answer, target, nums, self.format_score)
 
 
+@named("countdown")
 def countdown(
     completions: Sequence[Completion],
     target: Sequence[Any],

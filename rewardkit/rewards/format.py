@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, ItemReward, Verdict
-from rewardkit.registry import register
+from rewardkit.registry import named, register
 
 __all__ = ["FormatTags", "check_format", "format_tags"]
 
@@ -95,6 +95,7 @@ class FormatTags(ItemReward):
         return Verdict(1.0) if reason is None else Verdict(0.0, reason)
 
 
+@named("format")
 def format_tags(
     completions: Sequence[Completion],
     *,

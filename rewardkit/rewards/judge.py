@@ -42,7 +42,7 @@ from rewardkit.core import (
     remaining_s,
 )
 from rewardkit.policy import CallerParam, read_if_file
-from rewardkit.registry import register
+from rewardkit.registry import named, register
 
 __all__ = [
     "JudgeConfigError",
@@ -516,6 +516,7 @@ def _reason(exc: Any) -> str:
     return f"judge_error:{status}" if status else "connection_error"
 
 
+@named("llm_judge")
 def llm_judge(
     completions: Sequence[Completion],
     question: Sequence[Any] | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 from rewardkit.core import Completion, Explained, Reward, Verdict, completion_text
 from rewardkit.extract import gold_answer, math_answer
 from rewardkit.policy import CallerParam
-from rewardkit.registry import register
+from rewardkit.registry import named, register
 from rewardkit.verify import (
     Check,
     MathVerifier,
@@ -139,6 +139,7 @@ class MathEquivalence(Reward):
         return [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
 
 
+@named("math")
 def math_equivalence(
     completions: Sequence[Completion],
     solution: Sequence[Any],

@@ -16,7 +16,7 @@ from typing import Any
 
 from rewardkit.core import Completion, Explained, ItemReward, Verdict, completion_text
 from rewardkit.extract import final_text, gold_answer, last_tag_block
-from rewardkit.registry import register
+from rewardkit.registry import named, register
 
 __all__ = ["R1VAccuracy", "extract_numbers", "r1v_accuracy", "states_a_count"]
 
@@ -175,6 +175,7 @@ class R1VAccuracy(ItemReward):
         return verdicts
 
 
+@named("r1v_acc")
 def r1v_accuracy(
     completions: Sequence[Completion], solution: Sequence[Any], **kwargs: Any
 ) -> list[float | None]:

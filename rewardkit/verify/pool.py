@@ -18,17 +18,14 @@ import atexit
 import importlib.util
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
-from typing import Any
 
 from rewardkit.core import DeadlineExceeded, remaining_s
 from rewardkit.verify.fastpath import fast_verdict, plain_number
-from rewardkit.verify.guards import encodable, guard, risk
-from rewardkit.verify.launch import bare_forkserver_context
+from rewardkit.verify.guards import encodable, guard
+from rewardkit.verify.host import HostGone, WorkerHost
 from rewardkit.verify.normalise import canonical, has_unparsed, normalise, units_agree
 
 __all__ = [
@@ -81,7 +78,8 @@ _TRANSIENT = {"timeout", "worker_crashed", "memory_limit"}
 
 
 class MathVerifier:
-    """Judges (gold, prediction) pairs; owns a pebble process pool and an LRU of verdicts. Thread-safe."""
+    """Judges (gold, prediction) pairs: normalises, decides what it soundly can here, keeps an LRU of
+    verdicts, and sends the rest to its worker host (:mod:`rewardkit.verify.host`). Thread-safe."""
 
     def __init__(
         self,
@@ -110,8 +108,7 @@ class MathVerifier:
         self.cache_size = cache_size
         self._cache: OrderedDict[Check, Result] = OrderedDict()
         self._lock = threading.Lock()
-        self._pools: dict[str, Any] = {}
-        self._pool_lock = threading.Lock()  # pools start slowly: the cache lock must not wait for them
+        self._host = WorkerHost(workers, memory_mb, self.overdue_slots)
         self.stats = {
             "pairs": 0,
             "cache_hits": 0,
@@ -122,36 +119,21 @@ class MathVerifier:
             "spilled": 0,
         }
 
-    # -- pools: "main" does the work; "spill" stands in for main workers stuck on overdue pairs
-    def _get_pool(self, kind: str = "main") -> Any:
-        with self._pool_lock:
-            pool = self._pools.get(kind)
-            if pool is None or not pool.active:
-                import pebble
-
-                pool = self._pools[kind] = pebble.ProcessPool(
-                    max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
-                    initializer=_worker_init,
-                    initargs=(self.memory_mb,),
-                    context=bare_forkserver_context(),
-                )
-                if kind == "main" and self.overdue_slots:  # warm the spill pool before it is needed
-                    threading.Thread(target=self._get_pool, args=("spill",), daemon=True).start()
-            return pool
-
+    # -- the worker host (a helper process that owns the pools; see rewardkit.verify.host)
     def ready(self, timeout_s: float = 30.0) -> bool:
-        """True when a worker answers within ``timeout_s`` (starting the pool if needed)."""
+        """True when a worker answers within ``timeout_s`` (starting the host and its pool if needed)."""
         try:
-            return bool(self._get_pool().schedule(_worker_ping).result(timeout=timeout_s))
-        except Exception:
+            return bool(self._host.call("ping", timeout_s))
+        except HostGone:
             return False
 
     def close(self) -> None:
-        with self._pool_lock:
-            pools, self._pools = list(self._pools.values()), {}
-        for pool in pools:
-            pool.stop()
-            pool.join(timeout=10)
+        """Stop the host and its pools (a later batch starts them again)."""
+        self._host.close()
+
+    def _count(self, stat: str, n: int = 1) -> None:
+        with self._lock:
+            self.stats[stat] += n
 
     # -- cache
     def _cached(self, key: Check) -> Result | None:
@@ -182,7 +164,7 @@ class MathVerifier:
             hit = self._cached(check)
             if hit is not None:
                 results[check] = hit
-                self.stats["cache_hits"] += 1
+                self._count("cache_hits")
                 continue
             decided, canonical_check = self._decide(check, max_chars, guards)
             if decided is not None:
@@ -196,104 +178,50 @@ class MathVerifier:
                     results[check] = judged[canonical_check]
         for check in unique:
             self._remember(check, results[check])
-        self.stats["pairs"] += len(checks)
+        self._count("pairs", len(checks))
         return [results[check] for check in checks]
 
     def _decide(self, check: Check, max_chars: int, guards: bool) -> tuple[Result | None, Check]:
         """A verdict reached in this process (``(result, check)``), or ``(None, canonical pair)`` for the
         workers. Both sides are normalised (:mod:`rewardkit.verify.normalise`) first; units must agree."""
         if guards and len(check.prediction) > max_chars:  # before any other work on a long text
-            self.stats["guarded"] += 1
+            self._count("guarded")
             return (False, "answer_too_long"), check
         if not encodable(check.prediction):  # lone surrogates: a model emitted broken text, not an answer
-            self.stats["guarded"] += 1
+            self._count("guarded")
             return (False, "invalid_unicode"), check
         prediction, gold = canonical(check.prediction), canonical(check.gold)
         if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
-            self.stats["fast_path"] += 1
+            self._count("fast_path")
             return (False, None), check
         decided = fast_verdict(prediction.text, gold.text)
         if decided is None and _unparsed_against_number(prediction.text, gold.text):
             decided = False
         if decided is not None:
-            self.stats["fast_path"] += 1
+            self._count("fast_path")
             return (decided, None), check
         refused = guard(prediction.text, max_chars=max_chars) if guards else None
         if refused is not None:
-            self.stats["guarded"] += 1
+            self._count("guarded")
             return (False, refused), check
         return None, Check(gold.text, prediction.text)
 
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
-        """Run pairs on the main pool, one per worker, so nothing ever waits behind a stuck worker (and
-        nothing has to be cancelled: pebble cancels by killing). While main workers are stuck on pairs
-        past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by
-        about their own hard limit, while normal work keeps its warm caches on the main pool.
-        """
-        main = self._get_pool("main")
-        # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
-        soft = max(timeout_s - 0.2, timeout_s * 0.8) if self.soft_timeouts else 86_400.0
-        slow_after = min(0.5, timeout_s / 4)
-        # Riskiest first: a slow pair started early overlaps the rest of the batch instead of adding its
-        # whole time limit at the end. (queue.pop() takes from the end.)
-        queue = sorted(todo, key=lambda check: risk(check.prediction))
-        on_main: dict[Future[Result], Check] = {}
-        on_spill: dict[Future[Result], Check] = {}
-        started: dict[Future[Result], float] = {}
-        results: dict[Check, Result] = {}
-
-        def submit(pool: Any, check: Check) -> Future[Result]:
-            args = (_clean(check.gold), _clean(check.prediction), soft)
-            return pool.schedule(_worker_check, args=args, timeout=timeout_s)  # type: ignore[no-any-return]
-
-        while queue or on_main or on_spill:
-            while queue and len(on_main) < self.workers:
-                check = queue.pop()
-                on_main[submit(main, check)] = check
-            now = time.monotonic()
-            for future in on_main:
-                started.setdefault(future, now)
-            if queue and any(now - started[f] > slow_after for f in on_main):
-                while queue and len(on_spill) < self.overdue_slots:
-                    check = queue.pop()
-                    on_spill[submit(self._get_pool("spill"), check)] = check
-                    self.stats["spilled"] += 1
-            left = remaining_s()
-            if left is not None and left <= 0.0:  # the request's deadline: stop its work, free the workers
-                for future in [*on_main, *on_spill]:
-                    future.cancel()  # pebble kills a running worker and starts a new one
-                raise DeadlineExceeded(f"math: {len(queue) + len(on_main) + len(on_spill)} pairs unfinished")
-            done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
-            for future in done:
-                check = on_main.pop(future) if future in on_main else on_spill.pop(future)
-                results[check] = self._outcome(future)
-                started.pop(future, None)
-        self.stats["verified"] += len(todo)
-        return results
-
-    def _outcome(self, future: Future[Result]) -> Result:
+        """Judge pairs in the worker host; the request's deadline goes along and is kept there."""
+        pairs = [(_clean(check.gold), _clean(check.prediction)) for check in todo]
+        left = remaining_s()
+        if left is not None and left <= 0.0:
+            raise DeadlineExceeded(f"math: {len(todo)} pairs not started")
         try:
-            return future.result()
-        except TimeoutError:
-            self.stats["timeouts"] += 1
-            return False, "timeout"
-        except MemoryError:
-            return False, "memory_limit"
-        except Exception as exc:
-            name = type(exc).__name__
-            return False, "worker_crashed" if name == "ProcessExpired" else f"verify_error:{name}"
-
-
-def _worker_init(memory_mb: int) -> None:
-    from rewardkit.verify.worker import init_worker
-
-    init_worker(memory_mb)
-
-
-def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
-    from rewardkit.verify.worker import check
-
-    return check(gold, prediction, soft_timeout_s)
+            status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts, left)
+        except HostGone as exc:
+            return {check: (False, f"verify_error:{type(exc).__name__}") for check in todo}
+        for name, count in counters.items():
+            self._count(name, count)
+        if status == "deadline":
+            raise DeadlineExceeded(f"math: {len(todo)} pairs unfinished")
+        self._count("verified", len(todo))
+        return dict(zip(todo, results, strict=True))
 
 
 def _unparsed_against_number(prediction: str, gold: str) -> bool:
@@ -303,10 +231,6 @@ def _unparsed_against_number(prediction: str, gold: str) -> bool:
         if has_unparsed(one) and plain_number(normalise(other)) is not None:
             return True
     return False
-
-
-def _worker_ping() -> bool:
-    return True
 
 
 _verifiers: dict[tuple[int, int], MathVerifier] = {}

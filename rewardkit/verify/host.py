@@ -1,0 +1,282 @@
+"""The worker host: a helper process that owns the math worker pools, and the parent's handle on it.
+
+Why a process of its own: multiprocessing starts workers with their parent's ``__main__`` (for a trainer:
+torch, transformers, the whole CLI; a script without a main guard would even run again in every worker). The
+host is started as ``python -m rewardkit.verify.host``, so the only ``__main__`` its workers know is this
+module. It uses public APIs only: ``subprocess`` to start it, ``multiprocessing.connection`` (a Unix socket in
+a private folder, with an authentication key passed on stdin) to talk to it, a ``forkserver`` context that
+preloads Math-Verify so a killed worker is replaced in milliseconds, and pebble pools for hard time limits.
+The host exits when its parent does (its stdin closes).
+
+In the host, each batch runs on the main pool, one pair per worker, so nothing ever waits behind a stuck
+worker (and nothing has to be cancelled: pebble cancels by killing). While main workers are stuck on pairs
+past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by about their
+own hard limit, while normal work keeps its warm caches on the main pool.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
+from typing import Any
+
+from rewardkit.verify.guards import risk
+
+__all__ = ["HostGone", "WorkerHost"]
+
+#: (equal, reason) for one pair, as in :mod:`rewardkit.verify.pool`.
+Result = tuple[bool | None, str | None]
+Pair = tuple[str, str]  # (gold, prediction), both canonical
+
+
+class HostGone(RuntimeError):
+    """The host process could not be started or reached."""
+
+
+# --------------------------------------------------------------------------- the parent's side
+
+
+class WorkerHost:
+    """Starts the host on first use and sends it batches. Thread-safe: one connection per call."""
+
+    def __init__(self, workers: int, memory_mb: int, overdue_slots: int) -> None:
+        self.config = {"workers": workers, "memory_mb": memory_mb, "overdue_slots": overdue_slots}
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._address: str | None = None
+        self._key = b""
+
+    def _start(self) -> tuple[str, bytes]:
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None and self._address is not None:
+                return self._address, self._key
+            key = secrets.token_bytes(32)
+            package_root = str(Path(__file__).resolve().parents[2])
+            path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "rewardkit.verify.host", json.dumps(self.config)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": path},
+            )
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(key.hex().encode() + b"\n")
+            proc.stdin.flush()  # stdin stays open: the host's lifeline
+            line = proc.stdout.readline().decode().strip()
+            if not line:
+                proc.kill()
+                raise HostGone(f"the math worker host did not start (exit code {proc.wait()})")
+            self._proc, self._address, self._key = proc, line, key
+            return line, key
+
+    def call(self, *request: Any) -> Any:
+        """Send one request and wait for its answer; a host that died is started again once."""
+        for attempt in (1, 2):
+            address, key = self._start()
+            try:
+                with Client(address, authkey=key) as connection:
+                    connection.send(request)
+                    return connection.recv()
+            except (OSError, EOFError) as exc:
+                self._forget()
+                if attempt == 2:
+                    raise HostGone(f"the math worker host is gone: {exc}") from None
+        raise AssertionError("unreachable")
+
+    def _forget(self) -> None:
+        with self._lock:
+            proc, self._proc, self._address = self._proc, None, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+    def close(self) -> None:
+        """Stop the host and its pools (a later call starts them again)."""
+        with self._lock:
+            proc, self._proc, self._address = self._proc, None, None
+        if proc is None:
+            return
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()  # the host stops its pools and exits when its stdin closes
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        proc.stdout.close()
+
+
+# --------------------------------------------------------------------------- the host's side
+
+
+class Scheduler:
+    """Runs pairs on the pebble pools of this (host) process."""
+
+    def __init__(self, workers: int, memory_mb: int, overdue_slots: int) -> None:
+        self.workers, self.memory_mb, self.overdue_slots = workers, memory_mb, overdue_slots
+        self._pools: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["rewardkit.verify.worker"])
+        self._context = context
+
+    # -- pools: "main" does the work; "spill" stands in for main workers stuck on overdue pairs
+    def pool(self, kind: str = "main") -> Any:
+        with self._lock:
+            pool = self._pools.get(kind)
+            if pool is None or not pool.active:
+                import pebble
+
+                pool = self._pools[kind] = pebble.ProcessPool(
+                    max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
+                    initializer=_worker_init,
+                    initargs=(self.memory_mb,),
+                    context=self._context,
+                )
+                if kind == "main" and self.overdue_slots:  # warm the spill pool before it is needed
+                    threading.Thread(target=self.pool, args=("spill",), daemon=True).start()
+            return pool
+
+    def ping(self, timeout_s: float) -> bool:
+        try:
+            return bool(self.pool().schedule(_worker_ping).result(timeout=timeout_s))
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.stop()
+            pool.join(timeout=10)
+
+    def run(
+        self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
+    ) -> tuple[str, list[Result], dict[str, int]]:
+        """``("ok", results, counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (the
+        batch's work is cancelled: pebble kills the busy workers and starts new ones)."""
+        main = self.pool("main")
+        end = None if deadline_s is None else time.monotonic() + deadline_s
+        # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
+        soft = max(timeout_s - 0.2, timeout_s * 0.8) if soft_timeouts else 86_400.0
+        slow_after = min(0.5, timeout_s / 4)
+        # Riskiest first: a slow pair started early overlaps the rest of the batch instead of adding its
+        # whole time limit at the end. (queue.pop() takes from the end.)
+        queue = sorted(range(len(pairs)), key=lambda i: risk(pairs[i][1]))
+        on_main: dict[Future[Result], int] = {}
+        on_spill: dict[Future[Result], int] = {}
+        started: dict[Future[Result], float] = {}
+        results: dict[int, Result] = {}
+        counters = {"timeouts": 0, "spilled": 0}
+
+        def submit(pool: Any, i: int) -> Future[Result]:
+            return pool.schedule(_worker_check, args=(*pairs[i], soft), timeout=timeout_s)  # type: ignore[no-any-return]
+
+        while queue or on_main or on_spill:
+            while queue and len(on_main) < self.workers:
+                i = queue.pop()
+                on_main[submit(main, i)] = i
+            now = time.monotonic()
+            for future in on_main:
+                started.setdefault(future, now)
+            if queue and any(now - started[f] > slow_after for f in on_main):
+                while queue and len(on_spill) < self.overdue_slots:
+                    i = queue.pop()
+                    on_spill[submit(self.pool("spill"), i)] = i
+                    counters["spilled"] += 1
+            if end is not None and now >= end:  # the request's deadline: stop its work, free the workers
+                for future in [*on_main, *on_spill]:
+                    future.cancel()
+                return "deadline", [], counters
+            done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = on_main.pop(future) if future in on_main else on_spill.pop(future)
+                results[i] = _outcome(future, counters)
+                started.pop(future, None)
+        return "ok", [results[i] for i in range(len(pairs))], counters
+
+
+def _outcome(future: Future[Result], counters: dict[str, int]) -> Result:
+    try:
+        return future.result()
+    except TimeoutError:
+        counters["timeouts"] += 1
+        return False, "timeout"
+    except MemoryError:
+        return False, "memory_limit"
+    except Exception as exc:
+        name = type(exc).__name__
+        return False, "worker_crashed" if name == "ProcessExpired" else f"verify_error:{name}"
+
+
+def _worker_init(memory_mb: int) -> None:
+    from rewardkit.verify.worker import init_worker
+
+    init_worker(memory_mb)
+
+
+def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
+    from rewardkit.verify.worker import check
+
+    return check(gold, prediction, soft_timeout_s)
+
+
+def _worker_ping() -> bool:
+    return True
+
+
+def _serve_one(connection: Connection, scheduler: Scheduler) -> None:
+    with connection:
+        try:
+            request = connection.recv()
+        except (EOFError, OSError):
+            return
+        kind = request[0]
+        if kind == "run":
+            connection.send(scheduler.run(*request[1:]))
+        elif kind == "ping":
+            connection.send(scheduler.ping(request[1]))
+        else:
+            connection.send(("error", f"unknown request {kind!r}"))
+
+
+def main() -> None:
+    """Host entry point: read the key from stdin, listen, print the address, serve until stdin closes."""
+    config = json.loads(sys.argv[1])
+    key = bytes.fromhex(sys.stdin.readline().strip())
+    scheduler = Scheduler(config["workers"], config["memory_mb"], config["overdue_slots"])
+    folder = tempfile.mkdtemp(prefix="rewardkit-host-")  # 0700: only this user can reach the socket
+    listener = Listener(os.path.join(folder, "socket"), family="AF_UNIX", authkey=key)
+
+    def lifeline() -> None:  # the parent closed our stdin, or died: stop everything
+        sys.stdin.read()
+        scheduler.close()
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        os._exit(0)
+
+    threading.Thread(target=lifeline, daemon=True).start()
+    sys.stdout.write(str(listener.address) + "\n")
+    sys.stdout.flush()
+    while True:
+        try:
+            connection = listener.accept()
+        except (OSError, EOFError, multiprocessing.AuthenticationError):
+            continue
+        threading.Thread(target=_serve_one, args=(connection, scheduler), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
