@@ -16,6 +16,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from rewardkit import __version__
+from rewardkit.adapters import plugin_path, service_app
 from rewardkit.core import RewardError
 from rewardkit.engine import FuncSpec, resolve, result_keys, score_batch
 from rewardkit.registry import list_rewards
@@ -108,7 +109,19 @@ def serve_command(
     except ImportError:
         err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
         raise typer.Exit(2) from None
-    uvicorn.run("service.app:create_app", factory=True, host=host, port=port, workers=workers)
+    uvicorn.run(service_app(), factory=True, host=host, port=port, workers=workers)
+
+
+@app.command("plugin-path")
+def plugin_path_command(
+    trainer: Annotated[str, typer.Argument(help="The trainer: swift (ms-swift).")] = "swift",
+) -> None:
+    """Print the path of a trainer plugin file (ms-swift: pass it to --external_plugins)."""
+    try:
+        typer.echo(str(plugin_path(trainer)))
+    except (ValueError, FileNotFoundError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
 
 
 @app.command("list")

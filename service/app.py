@@ -18,10 +18,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from rewardkit import __version__, registry
 from rewardkit.core import DeadlineExceeded, Reward, RewardError
 from rewardkit.registry import UnknownRewardError
-from service.metrics import Metrics
-from service.models import SafeJSONResponse
-from service.routes import health, metrics, openrlhf, rewards, score
-from service.settings import Settings
+
+from .metrics import Metrics
+from .models import SafeJSONResponse
+from .routes import health, metrics, openrlhf, rewards, score
+from .settings import Settings
 
 # Under uvicorn's logging configuration, so the start-up report shows wherever uvicorn's own lines do.
 logger = logging.getLogger("uvicorn.error").getChild("rewardkit")

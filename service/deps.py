@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request
 
-from service.metrics import Metrics
-from service.settings import Settings
+from .metrics import Metrics
+from .settings import Settings
 
 
 def get_settings(request: Request) -> Settings:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from service.deps import Authorized, SettingsDep
-from service.models import SafeJSONResponse
+from ..deps import Authorized, SettingsDep
+from ..models import SafeJSONResponse
 
 router = APIRouter(tags=["health"])
 

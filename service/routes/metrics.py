@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from service.deps import MetricsDep, SettingsDep, require_token
+from ..deps import MetricsDep, SettingsDep, require_token
 
 router = APIRouter(tags=["metrics"])
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from service.deps import Authorized, MetricsDep, SettingsDep
-from service.models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
-from service.routes.score import check_batch, run_batch
+from ..deps import Authorized, MetricsDep, SettingsDep
+from ..models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
+from .score import check_batch, run_batch
 
 router = APIRouter(tags=["openrlhf"], dependencies=Authorized)
 

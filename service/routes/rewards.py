@@ -5,8 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from rewardkit import __version__, registry
-from service.deps import Authorized, SettingsDep
-from service.models import ParamPolicy, RewardDescription, RewardsResponse
+
+from ..deps import Authorized, SettingsDep
+from ..models import ParamPolicy, RewardDescription, RewardsResponse
 
 router = APIRouter(tags=["rewards"], dependencies=Authorized)
 

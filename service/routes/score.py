@@ -10,9 +10,10 @@ from starlette.concurrency import run_in_threadpool
 
 from rewardkit.core import Completion
 from rewardkit.engine import BatchResult, FuncSpec, ascore_batch
-from service.deps import Authorized, MetricsDep, SettingsDep
-from service.models import ErrorResponse, SafeJSONResponse, ScoreRequest, ScoreResponse
-from service.settings import Settings
+
+from ..deps import Authorized, MetricsDep, SettingsDep
+from ..models import ErrorResponse, SafeJSONResponse, ScoreRequest, ScoreResponse
+from ..settings import Settings
 
 router = APIRouter(tags=["score"], dependencies=Authorized)
 
