@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +27,7 @@ from typing import Any
 from rewardkit.core import Completion
 from rewardkit.engine import FuncSpec
 from rewardkit.policy import MAX_SPEC_DEPTH, PolicyError, read_if_file
+from rewardkit.retry import aretrying, retry_after_s, retrying
 
 try:
     import httpx
@@ -173,6 +172,30 @@ def _body(
     }
 
 
+class _Answered(Exception):
+    """The service answered with an error status (raised inside the retry loop)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _checked(response: httpx.Response) -> httpx.Response:
+    if response.status_code >= 400:
+        raise _Answered(response)
+    return response
+
+
+def _transient(failure: BaseException) -> bool:
+    if isinstance(failure, httpx.TransportError):
+        return True
+    if isinstance(failure, _Answered):
+        if failure.response.headers.get("x-rewardkit-timeout"):
+            return False  # the batch ran past the server's deadline: it would again
+        return failure.response.status_code in RETRY_STATUS
+    return False
+
+
 class _Retrying:
     """What the sync and async clients share: settings, backoff, and turning responses into results."""
 
@@ -196,28 +219,23 @@ class _Retrying:
         self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
         self.max_batch = max_batch
 
-    def _backoff_or_raise(
-        self, attempt: int, response: httpx.Response | None, error: Exception | None, path: str
-    ) -> float:
-        """How long to wait before the next attempt; raises when the failure is final."""
-        if not self._should_retry(attempt, response):
-            raise self._fail(response, error, self.base_url + path)
-        return self._delay(attempt, response)
+    def _policy(self) -> dict[str, Any]:
+        """The retry policy (:mod:`rewardkit.retry`): transport errors, 429 and 5xx are retried, but not a
+        504 that says the batch ran past the server's deadline (it would again)."""
+        return {
+            "max_retries": self.max_retries,
+            "base_s": self.backoff_s,
+            "cap_s": self.max_backoff_s,
+            "retry_on": _transient,
+            "retry_after": lambda failure: retry_after_s(
+                failure.response.headers.get("retry-after") if isinstance(failure, _Answered) else None,
+                cap_s=self.max_backoff_s,
+            ),
+        }
 
-    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        if response is not None:
-            retry_after = response.headers.get("retry-after", "")
-            if retry_after.replace(".", "", 1).isdigit():
-                return min(float(retry_after), self.max_backoff_s)
-        backoff: float = self.backoff_s * 2.0**attempt
-        return min(backoff, self.max_backoff_s) * (0.5 + random.random() / 2)
-
-    def _should_retry(self, attempt: int, response: httpx.Response | None) -> bool:
-        if attempt >= self.max_retries:
-            return False
-        if response is not None and response.headers.get("x-rewardkit-timeout"):
-            return False  # the batch ran past the server's deadline: it would again
-        return response is None or response.status_code in RETRY_STATUS
+    def _final(self, failure: Exception, path: str) -> RewardServiceError:
+        response = failure.response if isinstance(failure, _Answered) else None
+        return self._fail(response, failure, self.base_url + path)
 
     @staticmethod
     def _fail(response: httpx.Response | None, error: Exception | None, url: str) -> RewardServiceError:
@@ -249,17 +267,13 @@ class RewardClient(_Retrying):
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """One call with the retry policy; returns a 2xx response or raises RewardServiceError."""
-        attempt = 0
-        while True:
-            response, error = None, None
-            try:
-                response = self._http.request(method, path, **kwargs)
-                if response.status_code < 400:
-                    return response
-            except httpx.TransportError as exc:
-                error = exc
-            time.sleep(self._backoff_or_raise(attempt, response, error, path))
-            attempt += 1
+        try:
+            for attempt in retrying(**self._policy()):
+                with attempt:
+                    return _checked(self._http.request(method, path, **kwargs))
+        except (httpx.TransportError, _Answered) as failure:
+            raise self._final(failure, path) from None
+        raise AssertionError("unreachable")
 
     def server_info(self) -> dict[str, Any]:
         """The server's ``GET /rewards`` body (rewards, their parameter policy, limits), fetched once."""
@@ -318,17 +332,13 @@ class AsyncRewardClient(_Retrying):
         return check_funcs(await self.server_info(), funcs, self.base_url)
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        attempt = 0
-        while True:
-            response, error = None, None
-            try:
-                response = await self._http.request(method, path, **kwargs)
-                if response.status_code < 400:
-                    return response
-            except httpx.TransportError as exc:
-                error = exc
-            await asyncio.sleep(self._backoff_or_raise(attempt, response, error, path))
-            attempt += 1
+        try:
+            async for attempt in aretrying(**self._policy()):
+                with attempt:
+                    return _checked(await self._http.request(method, path, **kwargs))
+        except (httpx.TransportError, _Answered) as failure:
+            raise self._final(failure, path) from None
+        raise AssertionError("unreachable")
 
     async def score(
         self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any

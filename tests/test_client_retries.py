@@ -104,3 +104,12 @@ def test_connection_errors_are_retried_then_raised() -> None:
         with pytest.raises(RewardServiceError, match="could not reach the reward service"):
             client.score(["format"], ["x"])
     assert time.monotonic() - start >= 0.05 * (1 + 2 + 4) * 0.5  # three backoffs happened (with jitter)
+
+
+def test_retry_after_as_an_http_date_is_honoured(flaky: str) -> None:
+    from email.utils import formatdate
+
+    Flaky.script = [(503, {"Retry-After": formatdate(time.time() + 2, usegmt=True)})]
+    with RewardClient(flaky, backoff_s=0.01) as client:
+        assert client.score(["format"], ["x"]).rewards == [1.0]
+    assert Flaky.seen[1] - Flaky.seen[0] >= 0.9  # the date is whole seconds: 1 to 2 s from now

@@ -204,3 +204,34 @@ def test_through_the_service(fake_judge: FakeJudge, tmp_path: Path) -> None:
     finally:
         server.stop()
     assert "sk-test-secret-key" not in (tmp_path / "server.log").read_text()
+
+
+def test_cache_size_zero_neither_reads_nor_writes(fake_judge: FakeJudge) -> None:
+    assert rewardkit.get("llm_judge")(["x"], question=["zero SCORE:4"]) == [0.4]
+    assert fake_judge.requests == 1
+    assert rewardkit.get("llm_judge", cache_size=0)(["x"], question=["zero SCORE:4"]) == [0.4]
+    assert fake_judge.requests == 2  # not served from the cache the first judge filled
+
+
+def test_cache_keys_are_hashes_not_requests(fake_judge: FakeJudge) -> None:
+    from rewardkit.judging.cache import verdicts
+
+    rewardkit.get("llm_judge")(["y" * 5000], question=["long SCORE:5"])
+    keys = list(verdicts._items)
+    assert keys and all(len(key) == 64 and set(key) <= set("0123456789abcdef") for key in keys)
+
+
+def test_an_injected_client_is_used_and_left_open(fake_judge: FakeJudge) -> None:
+    import openai
+
+    async def main() -> None:
+        client = openai.AsyncOpenAI(base_url=fake_judge.url, api_key="sk-injected", max_retries=0)
+        try:
+            judge = rewardkit.get("llm_judge", client=client, cache_size=0)
+            assert await judge.ascore(["a"], question=["injected SCORE:3"]) == [0.3]
+            assert fake_judge.authorizations == ["Bearer sk-injected"]
+            assert not client.is_closed()  # the caller's client: the judge does not close it
+        finally:
+            await client.close()
+
+    asyncio.run(main())

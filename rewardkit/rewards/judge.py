@@ -2,31 +2,23 @@
 
 The default template asks for a short justification and a final score from 0 to 10 as ``[[N]]`` (the
 MT-Bench convention); the reward is N / 10, read from the last ``[[N]]`` of the reply. Requests run
-concurrently (bounded), identical requests go once per batch and are cached, transient failures are retried
-with backoff, and configuration errors (401/403/404) stop the batch with one actionable message that never
-contains the key.
+concurrently (bounded per batch and per endpoint across the process), identical requests go once per batch
+and are cached (:mod:`rewardkit.judging.cache`), transient failures are retried (:mod:`rewardkit.retry`), and
+configuration errors (401/403/404) stop the batch with one actionable message that never contains the key.
+Templates live in :mod:`rewardkit.judging.templates`, images in :mod:`rewardkit.judging.images`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextvars
 import importlib.util
-import io
-import json
 import math
 import os
-import random
-import re
-import string
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rewardkit.concurrency import SharedLimit
@@ -34,156 +26,46 @@ from rewardkit.core import (
     ColumnError,
     Completion,
     DeadlineExceeded,
+    Explained,
     Reward,
     RewardError,
     Scored,
-    Verdict,
     completion_text,
     remaining_s,
 )
+from rewardkit.judging.cache import Outcome, verdicts
+from rewardkit.judging.images import ImageRefused, encode_image
+from rewardkit.judging.templates import (
+    DEFAULT_TEMPLATE,
+    check_inline_template,
+    parse_judgement,
+    template_fields,
+)
 from rewardkit.policy import CallerParam, read_if_file
 from rewardkit.registry import named, register
+from rewardkit.retry import aretrying, retry_after_s
 
 __all__ = [
     "JudgeConfigError",
     "LLMJudge",
     "check_inline_template",
+    "encode_image",
     "llm_judge",
     "parse_judgement",
     "template_fields",
 ]
 
-DEFAULT_TEMPLATE = """You are grading a response to a question.
-Judge correctness first, then completeness and clarity.
-
-[Question]
-{question}
-
-[Reference answer]
-{solution}
-
-[Response]
-{completion}
-
-Write a short justification (at most three sentences),
-then give the final score from 0 to 10 in the form [[N]]."""
-
-_SCORE = re.compile(r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]")
 _BUILTIN_FIELDS = {"question", "solution", "completion"}
-_cache: OrderedDict[str, tuple[float | None, str | None, str | None]] = OrderedDict()
-_cache_lock = threading.Lock()
 _limits: dict[tuple[str, int], SharedLimit] = {}  # judge calls in flight, per endpoint, across requests
-MAX_CALLER_TEMPLATE_CHARS = 20_000
-
-
-def template_fields(template: str) -> frozenset[str]:
-    """The placeholders of a template; each must be a plain ``{name}`` (no attribute or index access, no
-    format spec or conversion), else ``ValueError``.
-
-    >>> sorted(template_fields("Q: {question} A: {completion} ({{literal}})"))
-    ['completion', 'question']
-    >>> template_fields("{completion:>20000000}")
-    Traceback (most recent call last):
-    ...
-    ValueError: template placeholders must be plain {name}; got {completion:>20000000}
-    """
-    fields = set()
-    for _, name, spec, conversion in string.Formatter().parse(template):
-        if name is None:
-            continue
-        if not name.isidentifier() or spec or conversion:
-            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
-            raise ValueError(f"template placeholders must be plain {{name}}; got {{{shown}}}")
-        fields.add(name)
-    return frozenset(fields)
-
-
-def check_inline_template(template: object) -> None:
-    """What a remote caller's template must be: an inline string (never a file name) of at most
-    ``MAX_CALLER_TEMPLATE_CHARS`` with plain placeholders including ``{completion}``."""
-    if not isinstance(template, str):
-        raise ValueError("must be a string holding the template itself")
-    if len(template) > MAX_CALLER_TEMPLATE_CHARS:
-        raise ValueError(f"is {len(template)} characters; at most {MAX_CALLER_TEMPLATE_CHARS}")
-    if "completion" not in template_fields(template):
-        raise ValueError(
-            "must be the template text itself, containing {completion} (file names are not read)"
-        )
+_limits_lock = threading.Lock()
 
 
 class JudgeConfigError(RewardError):
     """The judge endpoint refused the configuration (401/403/404): fix the setting, not the data."""
 
 
-def parse_judgement(reply: str) -> float | None:
-    """The reward in [0, 1] from the last ``[[N]]`` of a reply, or ``None`` when there is none in 0..10.
-
-    >>> parse_judgement("Good, but [[4]] was my first thought. Final: [[8.5]]")
-    0.85
-    >>> parse_judgement("no score here") is None, parse_judgement("[[11]]") is None
-    (True, True)
-    """
-    matches = _SCORE.findall(reply or "")
-    if not matches:
-        return None
-    score = float(matches[-1])
-    return score / 10.0 if 0.0 <= score <= 10.0 else None
-
-
 def _setting(value: Any, env: str) -> Any:
     return value if value is not None else (os.environ.get(env) or None)
-
-
-class ImageRefused(ValueError):
-    """An image this judge will not read (a path or URL it may not follow, too many pixels)."""
-
-
-def encode_image(
-    item: Any,
-    max_side: int,
-    *,
-    local_files: bool = True,
-    image_urls: bool = True,
-    max_pixels: int = 25_000_000,
-) -> str:
-    """An image as a ``data:`` URL (decoded, RGB, longest side capped); ``http(s)`` URLs pass through.
-
-    With ``local_files=False`` a string is never opened as a path: it must be a ``data:`` URL or base64,
-    whether or not a file of that name exists. With ``image_urls=False`` URLs are refused. Images over
-    ``max_pixels`` are refused from their header, before they are decoded.
-    """
-    from PIL import Image
-
-    if isinstance(item, str) and item.startswith(("http://", "https://")):
-        if not image_urls:
-            raise ImageRefused("url_not_allowed")
-        return item
-    if isinstance(item, Image.Image):
-        image = item
-    else:
-        if isinstance(item, str) and item.startswith("data:"):
-            raw = base64.b64decode(item.split(",", 1)[-1], validate=False)
-        elif isinstance(item, bytes | bytearray):
-            raw = bytes(item)
-        elif isinstance(item, str) and not local_files:
-            try:  # bare base64; a file name is not opened, so no answer depends on whether it exists
-                raw = base64.b64decode(item, validate=True)
-            except (binascii.Error, ValueError):
-                raise ImageRefused("not_inline") from None
-        elif isinstance(item, str | Path) and local_files:
-            raw = Path(item).read_bytes()
-        else:
-            raise ImageRefused(f"unsupported:{type(item).__name__}")
-        image = Image.open(io.BytesIO(raw))
-        if image.width * image.height > max_pixels:
-            raise ImageRefused("too_many_pixels")
-        image.load()
-    image = image.convert("RGB")
-    if max(image.size) > max_side:
-        image.thumbnail((max_side, max_side))
-    buffer = io.BytesIO()
-    image.save(buffer, format="JPEG", quality=90)
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 @register(
@@ -211,6 +93,8 @@ class LLMJudge(Reward):
     ``local_files``: image and template values may name files; ``image_urls``: http(s) image URLs go on
     to the judge (which fetches them). Both are on in-process and off for remote callers of a service.
     ``max_total_concurrency`` bounds the calls in flight to one endpoint across every batch of the process.
+    ``client``: an ``openai.AsyncOpenAI``-like client to use instead of one made from the settings (tests,
+    custom transports); it is not closed by the judge.
     """
 
     base_url: str | None = None
@@ -227,18 +111,22 @@ class LLMJudge(Reward):
     image_urls: bool = True
     max_image_pixels: int = 25_000_000
     max_total_concurrency: int = 256
+    client: Any = None
 
     def __post_init__(self) -> None:
         if importlib.util.find_spec("openai") is None or importlib.util.find_spec("PIL") is None:
             raise ImportError("the llm_judge reward needs openai and pillow: pip install 'rewardkit[judge]'")
-        base_url = _setting(self.base_url, "REWARDKIT_JUDGE_BASE_URL")
+        injected = getattr(self.client, "base_url", None)
+        base_url = _setting(self.base_url, "REWARDKIT_JUDGE_BASE_URL") or (
+            str(injected) if injected else None
+        )
         model = _setting(self.model, "REWARDKIT_JUDGE_MODEL")
         key_env = _setting(self.api_key_env, "REWARDKIT_JUDGE_API_KEY_ENV") or "REWARDKIT_JUDGE_API_KEY"
         if not base_url:
             raise ValueError("llm_judge: no base_url: pass base_url=... or set REWARDKIT_JUDGE_BASE_URL")
         if not model:
             raise ValueError("llm_judge: no model: pass model=... or set REWARDKIT_JUDGE_MODEL")
-        if not os.environ.get(key_env):
+        if self.client is None and not os.environ.get(key_env):
             raise ValueError(
                 f"llm_judge: the environment variable {key_env} (which should hold the API key) is not set; "
                 "set it, or name another one with api_key_env=... / REWARDKIT_JUDGE_API_KEY_ENV "
@@ -295,18 +183,25 @@ class LLMJudge(Reward):
     def params(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env}
 
-    # -- sync face: the base class checks columns and calls _score
+    # -- columns: the base class checks them; the judge also needs a question (or a prompt)
+    def bind_columns(
+        self, completions: Sequence[Completion], columns: dict[str, Any]
+    ) -> dict[str, list[Any]]:
+        bound = super().bind_columns(completions, columns)
+        if "question" not in bound and "prompt" not in bound:
+            given = ", ".join(sorted(columns)) or "none"
+            raise ColumnError(
+                f"reward 'llm_judge': required column 'question' (or 'prompt') is missing "
+                f"(expected a list of {len(completions)} values; columns given: {given})"
+            )
+        return bound
+
+    # -- sync face: the base class binds the columns and calls _score; the raw replies become details
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Verdict]:
+    ) -> list[Explained]:
         scored = self._run_sync(completions, columns)
-        return [Verdict(v, r) for v, r in zip(scored.values, scored.reasons, strict=True)]
-
-    def score_detailed(
-        self, completions: Sequence[Completion], *, raise_on_error: bool = False, **columns: Any
-    ) -> Scored:
-        bound = self._bind(completions, columns)
-        return self._run_sync(completions, bound)
+        return [Explained(*item) for item in zip(scored.values, scored.reasons, scored.details, strict=True)]
 
     def _run_sync(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
         try:
@@ -318,23 +213,13 @@ class LLMJudge(Reward):
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(context.run, asyncio.run, self._judge(completions, columns)).result()
 
-    # -- async face (the ms-swift plugin's AsyncORM uses it)
+    # -- async face (the service and the ms-swift plugin's AsyncORM use it)
     async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
         """Judge on the caller's event loop: values, reasons and the raw replies (``details``)."""
-        return await self._judge(completions, self._bind(completions, columns))
+        return await self._judge(completions, self.bind_columns(completions, columns))
 
     async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
         return (await self.ascore_detailed(completions, **columns)).values
-
-    def _bind(self, completions: Sequence[Completion], columns: dict[str, Any]) -> dict[str, list[Any]]:
-        bound = self.bind_columns(completions, columns)
-        if "question" not in bound and "prompt" not in bound:
-            given = ", ".join(sorted(columns)) or "none"
-            raise ColumnError(
-                f"reward 'llm_judge': required column 'question' (or 'prompt') is missing "
-                f"(expected a list of {len(completions)} values; columns given: {given})"
-            )
-        return bound
 
     # -- the work
     def _messages(
@@ -397,14 +282,15 @@ class LLMJudge(Reward):
                     (0.0, str(exc)) if str(exc) == "invalid_completion" else (None, str(exc))
                 )
                 continue
-            key = json.dumps([self.base_url, self.model, self.temperature, messages], sort_keys=True)
+            key = verdicts.key([self.base_url, self.model, self.temperature, messages])
             requests.setdefault(key, []).append(i)
             payloads[key] = messages
-        client = openai.AsyncOpenAI(
+        own_client = self.client is None
+        client = self.client or openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=os.environ[str(self.api_key_env)],
             timeout=self.timeout_s,
-            max_retries=0,
+            max_retries=0,  # rewardkit.retry does the retrying
         )
         semaphore = asyncio.Semaphore(self.max_concurrency)
         total = self._shared_limit()
@@ -414,7 +300,8 @@ class LLMJudge(Reward):
         except TimeoutError:  # the request deadline: every call was cancelled
             raise DeadlineExceeded("llm_judge: the request deadline passed") from None
         finally:
-            await client.close()
+            if own_client:
+                await client.close()
         for key, (value, reason, raw) in zip(requests, outcomes, strict=True):
             for i in requests[key]:
                 values[i], reasons[i], details[i] = value, reason, raw
@@ -422,7 +309,7 @@ class LLMJudge(Reward):
 
     def _shared_limit(self) -> SharedLimit:
         key = (str(self.base_url), self.max_total_concurrency)
-        with _cache_lock:
+        with _limits_lock:
             limit = _limits.get(key)
             if limit is None:
                 limit = _limits[key] = SharedLimit(self.max_total_concurrency)
@@ -435,62 +322,43 @@ class LLMJudge(Reward):
         total: SharedLimit,
         key: str,
         messages: list[dict[str, Any]],
-    ) -> tuple[float | None, str | None, str | None]:
+    ) -> Outcome:
         import openai
 
-        if self.cache_size:
-            with _cache_lock:
-                hit = _cache.get(key)
-                if hit is not None:
-                    _cache.move_to_end(key)
-                    return hit
-        attempt = 0
-        while True:
-            async with semaphore, total:
-                try:
-                    # The SDK's low-level post to the chat completions route: same auth, errors and
-                    # status exceptions as chat.completions.create, without its per-call walk over the
-                    # typed parameters and response model (1.5 ms of CPU a call, the bottleneck at 64
-                    # calls in flight).
-                    data = await client.post(
-                        "/chat/completions",
-                        cast_to=dict,
-                        body={"model": self.model, "messages": messages, "temperature": self.temperature},
-                    )
-                    reply = data["choices"][0]["message"]["content"] or ""
-                    score = parse_judgement(reply)
-                    outcome = (score, None if score is not None else "unparseable_judgement", reply)
-                    break
-                except (
-                    openai.AuthenticationError,
-                    openai.PermissionDeniedError,
-                    openai.NotFoundError,
-                ) as exc:
-                    raise JudgeConfigError(self._config_message(exc.status_code)) from None
-                except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
-                    retry_after = _retry_after(exc)
-                    failure = "timeout" if isinstance(exc, openai.APITimeoutError) else _reason(exc)
-                except openai.APIStatusError as exc:
-                    outcome = (None, f"judge_error:{exc.status_code}", None)
-                    break
-                except Exception as exc:  # garbage bodies and the like: this item, not the batch
-                    outcome = (None, f"judge_error:{type(exc).__name__}", None)
-                    break
-            if attempt >= self.max_retries:
-                outcome = (None, failure, None)
-                break
-            delay = (
-                retry_after
-                if retry_after is not None
-                else min(0.5 * 2**attempt, 30.0) * (0.5 + random.random())
-            )
-            await asyncio.sleep(delay)
-            attempt += 1
-        if outcome[1] in (None, "unparseable_judgement") and self.cache_size:
-            with _cache_lock:
-                _cache[key] = outcome
-                while len(_cache) > self.cache_size:
-                    _cache.popitem(last=False)
+        hit = verdicts.get(key, max_size=self.cache_size)
+        if hit is not None:
+            return hit
+        body = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        try:
+            async for attempt in aretrying(
+                max_retries=self.max_retries,
+                base_s=0.5,
+                cap_s=30.0,
+                retry_on=_transient,
+                retry_after=lambda failure: retry_after_s(_header(failure, "retry-after"), cap_s=60.0),
+            ):
+                with attempt:
+                    async with semaphore, total:  # held for the call, not for the backoff
+                        # The SDK's low-level post to the chat completions route: same auth, errors and
+                        # status exceptions as chat.completions.create, without its per-call walk over the
+                        # typed parameters and response model (1.5 ms of CPU a call, the bottleneck at 64
+                        # calls in flight).
+                        data = await client.post("/chat/completions", cast_to=dict, body=body)
+            reply = data["choices"][0]["message"]["content"] or ""
+            score = parse_judgement(reply)
+            outcome: Outcome = (score, None if score is not None else "unparseable_judgement", reply)
+        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
+            raise JudgeConfigError(self._config_message(exc.status_code)) from None
+        except openai.APITimeoutError:
+            outcome = (None, "timeout", None)
+        except openai.APIConnectionError:
+            outcome = (None, "connection_error", None)
+        except openai.APIStatusError as exc:
+            outcome = (None, f"judge_error:{exc.status_code}", None)
+        except Exception as exc:  # garbage bodies and the like: this item, not the batch
+            outcome = (None, f"judge_error:{type(exc).__name__}", None)
+        if outcome[1] in (None, "unparseable_judgement"):
+            verdicts.put(key, outcome, max_size=self.cache_size)
         return outcome
 
     def _config_message(self, status: int | None) -> str:
@@ -502,18 +370,16 @@ class LLMJudge(Reward):
         )
 
 
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return min(float(value), 60.0) if value is not None else None
-    except ValueError:
-        return None
+def _transient(failure: BaseException) -> bool:
+    """Rate limits, server errors, timeouts and lost connections are worth another try."""
+    import openai
+
+    return isinstance(failure, openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError)
 
 
-def _reason(exc: Any) -> str:
-    status = getattr(exc, "status_code", None)
-    return f"judge_error:{status}" if status else "connection_error"
+def _header(failure: BaseException | None, name: str) -> str | None:
+    response = getattr(failure, "response", None)
+    return response.headers.get(name) if response is not None else None
 
 
 @named("llm_judge")

@@ -1,0 +1,82 @@
+"""Judge prompts: the default template, what a template may hold, and reading the score from a reply."""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "MAX_CALLER_TEMPLATE_CHARS",
+    "check_inline_template",
+    "parse_judgement",
+    "template_fields",
+]
+
+DEFAULT_TEMPLATE = """You are grading a response to a question.
+Judge correctness first, then completeness and clarity.
+
+[Question]
+{question}
+
+[Reference answer]
+{solution}
+
+[Response]
+{completion}
+
+Write a short justification (at most three sentences),
+then give the final score from 0 to 10 in the form [[N]]."""
+
+_SCORE = re.compile(r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]")
+MAX_CALLER_TEMPLATE_CHARS = 20_000
+
+
+def template_fields(template: str) -> frozenset[str]:
+    """The placeholders of a template; each must be a plain ``{name}`` (no attribute or index access, no
+    format spec or conversion), else ``ValueError``.
+
+    >>> sorted(template_fields("Q: {question} A: {completion} ({{literal}})"))
+    ['completion', 'question']
+    >>> template_fields("{completion:>20000000}")
+    Traceback (most recent call last):
+    ...
+    ValueError: template placeholders must be plain {name}; got {completion:>20000000}
+    """
+    fields = set()
+    for _, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            raise ValueError(f"template placeholders must be plain {{name}}; got {{{shown}}}")
+        fields.add(name)
+    return frozenset(fields)
+
+
+def check_inline_template(template: object) -> None:
+    """What a remote caller's template must be: an inline string (never a file name) of at most
+    ``MAX_CALLER_TEMPLATE_CHARS`` with plain placeholders including ``{completion}``."""
+    if not isinstance(template, str):
+        raise ValueError("must be a string holding the template itself")
+    if len(template) > MAX_CALLER_TEMPLATE_CHARS:
+        raise ValueError(f"is {len(template)} characters; at most {MAX_CALLER_TEMPLATE_CHARS}")
+    if "completion" not in template_fields(template):
+        raise ValueError(
+            "must be the template text itself, containing {completion} (file names are not read)"
+        )
+
+
+def parse_judgement(reply: str) -> float | None:
+    """The reward in [0, 1] from the last ``[[N]]`` of a reply, or ``None`` when there is none in 0..10.
+
+    >>> parse_judgement("Good, but [[4]] was my first thought. Final: [[8.5]]")
+    0.85
+    >>> parse_judgement("no score here") is None, parse_judgement("[[11]]") is None
+    (True, True)
+    """
+    matches = _SCORE.findall(reply or "")
+    if not matches:
+        return None
+    score = float(matches[-1])
+    return score / 10.0 if 0.0 <= score <= 10.0 else None
