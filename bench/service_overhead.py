@@ -104,7 +104,8 @@ def main() -> None:
             )
 
         # Alternate which side goes first on each slice, so neither always meets a just-busy machine.
-        local_times, remote_times = [], []
+        local_times: list[float] = []
+        remote_times: list[float] = []
         for run in range(len(slices)):
             order = [("local", math_local), ("remote", math_remote)]
             for label, fn in order if run % 2 == 0 else reversed(order):

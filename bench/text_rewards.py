@@ -115,7 +115,9 @@ def _exact(expr: str) -> int | None:
 
 
 def countdown_workload(n: int, rng: random.Random) -> tuple[list[str], list[int], list[list[int]]]:
-    completions, targets, numss = [], [], []
+    completions: list[str] = []
+    targets: list[int] = []
+    numss: list[list[int]] = []
     while len(completions) < n:
         nums = [rng.randint(1, 99) for _ in range(rng.choice((3, 4)))]
         expr = _expression(rng, nums)

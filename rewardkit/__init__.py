@@ -13,7 +13,7 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 from importlib.metadata import PackageNotFoundError, version
 
 from rewardkit import registry
-from rewardkit.core import ColumnError, Reward, RewardError, Scored, Verdict
+from rewardkit.core import ColumnError, Explained, ItemReward, Reward, RewardError, Scored, Verdict
 from rewardkit.engine import BatchResult, FuncSpec, score_batch
 from rewardkit.registry import RewardInfo, UnknownRewardError, get, list_rewards, register
 from rewardkit.rewards.countdown import countdown
@@ -30,7 +30,9 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 __all__ = [
     "BatchResult",
     "ColumnError",
+    "Explained",
     "FuncSpec",
+    "ItemReward",
     "Reward",
     "RewardError",
     "RewardInfo",

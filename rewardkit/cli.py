@@ -155,6 +155,21 @@ def _dump(row: dict[str, Any]) -> str:
     return line
 
 
+try:  # the client's errors, when the client is installed (the service extra)
+    from rewardkit.client import RewardServiceError as _ServiceError
+except ImportError:  # pragma: no cover - exercised only without the extra
+
+    class _ServiceError(Exception):  # type: ignore[no-redef]
+        """Stands in for RewardServiceError when the client is not installed (never raised)."""
+
+
+class InputFileError(ValueError):
+    """A line of the file to score is not a JSON object with a 'completion' (names the file and line)."""
+
+    def __init__(self, path: Path, line: int, problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}")
+
+
 def _read_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, dict[str, Any], int]]:
     for number, line in enumerate(handle, start=1):
         size = len(line.encode("utf-8", "replace"))
@@ -163,9 +178,9 @@ def _read_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, dict[str, Any
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise GoldenFileError(path, number, f"not valid JSON ({exc})") from None
+            raise InputFileError(path, number, f"not valid JSON ({exc})") from None
         if not isinstance(row, dict) or "completion" not in row:
-            raise GoldenFileError(path, number, "each line must be a JSON object with a 'completion' field")
+            raise InputFileError(path, number, "each line must be a JSON object with a 'completion' field")
         yield number, row, size
 
 
@@ -248,7 +263,7 @@ def score_command(
         raise typer.Exit(2) from None
     try:
         scorer = score_batch if url is None else _remote_scorer(url, specs)
-    except (RewardError, RuntimeError) as exc:  # a refused parameter, or a service that is not there
+    except (RewardError, _ServiceError) as exc:  # a refused parameter, or a service that is not there
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     try:
@@ -288,7 +303,7 @@ def score_command(
                     out.write(_dump(row) + "\n")
                 total += len(chunk)
                 progress.advance(task, nbytes)
-    except (GoldenFileError, RewardError, RuntimeError) as exc:  # RuntimeError: RewardServiceError
+    except (InputFileError, RewardError, _ServiceError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     finally:

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def test_list_table_and_json() -> None:
     assert by_name["format"]["params"] == {"tags": ["think", "answer"], "think_prefilled": False}
 
 
-def _write_rows(path: Path, rows: list[dict[str, object]]) -> Path:
+def _write_rows(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 

@@ -109,9 +109,9 @@ def test_missing_column_raises_column_error(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_none_column_values_and_bad_items_do_not_fail_the_batch(name: str) -> None:
     reward = rewardkit.get(name)
-    completions, columns = _batch(name, 4)
-    completions = [completions[0], None, 12345, [{"role": "user", "content": "no assistant"}]]
-    columns = {k: [v[0], None, None, None] for k, v in columns.items()}
+    sample, sample_columns = _batch(name, 4)
+    completions = [sample[0], None, 12345, [{"role": "user", "content": "no assistant"}]]
+    columns: dict[str, Any] = {k: [v[0], None, None, None] for k, v in sample_columns.items()}
     scored = reward.score_detailed(completions, **columns)
     assert scored.values[0] == CONTRACT_SAMPLES[name]["expected"]
     for value, reason in zip(scored.values[1:], scored.reasons[1:], strict=True):

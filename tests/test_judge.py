@@ -227,7 +227,7 @@ def test_an_injected_client_is_used_and_left_open(fake_judge: FakeJudge) -> None
     async def main() -> None:
         client = openai.AsyncOpenAI(base_url=fake_judge.url, api_key="sk-injected", max_retries=0)
         try:
-            judge = rewardkit.get("llm_judge", client=client, cache_size=0)
+            judge = LLMJudge(client=client, cache_size=0)
             assert await judge.ascore(["a"], question=["injected SCORE:3"]) == [0.3]
             assert fake_judge.authorizations == ["Bearer sk-injected"]
             assert not client.is_closed()  # the caller's client: the judge does not close it

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,8 +89,10 @@ def test_guards(answer: str, reason: str | None) -> None:
 
 
 def test_reasons_reach_the_caller() -> None:
+    completions: list[Any] = ["\\boxed{5}", "no answer here", "\\boxed{}", "\\boxed{9^{9^{9^{9}}}}"]
+    completions += ["\\boxed{5}", 17]
     scored = rewardkit.get("math", timeout_s=2.0).score_detailed(
-        ["\\boxed{5}", "no answer here", "\\boxed{}", "\\boxed{9^{9^{9^{9}}}}", "\\boxed{5}", 17],
+        completions,
         solution=["5", "5", "5", "5", None, "5"],
     )
     assert scored.values == [1.0, 0.0, 0.0, 0.0, None, 0.0]
@@ -113,7 +116,7 @@ def test_bad_parameters() -> None:
     ):
         with pytest.raises(ValueError, match="math: "):
             rewardkit.get("math", **params)
-    assert rewardkit.get("math", timeout_s=0.5).timeout_s == 0.5
+    assert rewardkit.get("math", timeout_s=0.5).params()["timeout_s"] == 0.5
 
 
 @pytest.fixture

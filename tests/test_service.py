@@ -102,7 +102,7 @@ def test_scores_equal_the_in_process_functions_on_the_golden_files(server: Serve
     for (func, params), cases in _golden_groups().items():
         names = sorted({k for c in cases for k in c.columns})
         completions = [c.completion for c in cases]
-        columns = {k: [c.columns.get(k) for c in cases] for k in names}
+        columns: dict[str, Any] = {k: [c.columns.get(k) for c in cases] for k in names}
         body = {
             "funcs": [{"name": func, "params": json.loads(params)}],
             "completions": completions,
@@ -118,7 +118,7 @@ def test_scores_equal_the_in_process_functions_on_the_golden_files(server: Serve
 def test_client_matches_score_batch_and_splits_batches(server: Server) -> None:
     completions = [f"<think>x</think><answer>{i} * 2</answer>" for i in range(25)]
     columns = {"target": [2 * i if i % 3 else 0 for i in range(25)], "nums": [[i, 2] for i in range(25)]}
-    funcs = ["countdown", rewardkit.FuncSpec("format", weight=0.5)]
+    funcs: list[str | rewardkit.FuncSpec] = ["countdown", rewardkit.FuncSpec("format", weight=0.5)]
     local = rewardkit.score_batch(funcs, completions, columns)
     with RewardClient(server.url, max_batch=7) as client:  # 4 requests
         remote = client.score(funcs, completions, **columns)
@@ -259,7 +259,7 @@ def test_largest_batch(server: Server) -> None:
     response = httpx.post(server.url + "/score", json=body, timeout=60)
     assert response.status_code == 200
     assert response.json()["rewards"] == [2.0] * n
-    too_many = dict(body, completions=body["completions"] + ["x"])
+    too_many = dict(body, completions=[*body["completions"], "x"])
     assert httpx.post(server.url + "/score", json=too_many, timeout=60).status_code == 413
 
 

@@ -36,7 +36,13 @@ def orms() -> dict[str, Any]:
 
 def _call(obj: Any, completions: list[Any], **kwargs: Any) -> list[float | None]:
     result = obj(completions, **kwargs)
-    return list(asyncio.run(result) if inspect.isawaitable(result) else result)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_wait(result))
+    return list(result)
+
+
+async def _wait(awaitable: Any) -> Any:
+    return await awaitable
 
 
 def test_every_reward_and_alias_is_registered_under_its_own_class_name(orms: dict[str, Any]) -> None:

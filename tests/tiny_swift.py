@@ -45,7 +45,7 @@ def build(root: Path) -> tuple[Path, Path]:
         max_position_embeddings=512,
         tie_word_embeddings=True,
         eos_token_id=fast.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=fast.convert_tokens_to_ids("<|endoftext|>"),
+        pad_token_id=int(fast.convert_tokens_to_ids("<|endoftext|>")),  # type: ignore[arg-type]
     )
     torch.manual_seed(0)
     Qwen2ForCausalLM(config).save_pretrained(out)

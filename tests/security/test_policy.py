@@ -15,8 +15,9 @@ import pytest
 import rewardkit
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import Reward, Verdict
+from rewardkit.judging.images import ImageRefused, encode_image
+from rewardkit.judging.templates import template_fields
 from rewardkit.policy import CallerParam, PolicyError, RemotePolicy
-from rewardkit.rewards.judge import ImageRefused, encode_image, template_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,7 +145,12 @@ def test_an_operator_template_file_is_read_but_never_a_callers(tmp_path: Path) -
 
 def test_without_local_files_a_path_is_never_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[object] = []
-    monkeypatch.setattr(Path, "read_bytes", lambda self: opened.append(self) or b"")
+
+    def read_bytes(self: Path) -> bytes:
+        opened.append(self)
+        return b""
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
     (tmp_path / "exists.png").write_bytes(b"\x89PNG")
     reasons = set()
     for name in ("exists.png", "missing.png"):
