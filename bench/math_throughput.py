@@ -17,6 +17,7 @@ measured in the same run:
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import resource
@@ -33,7 +34,11 @@ import rewardkit  # noqa: E402
 from rewardkit.verify import get_verifier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_WORKLOAD = ROOT.parent / "shared" / "bench" / "math_grpo_workload.jsonl"
+# The shared copy beside the checkout when there is one, else the copy shipped in bench/data (a fresh clone).
+SHARED_WORKLOAD = ROOT.parent / "shared" / "bench" / "math_grpo_workload.jsonl"
+DEFAULT_WORKLOAD = (
+    SHARED_WORKLOAD if SHARED_WORKLOAD.is_file() else ROOT / "bench" / "data" / (SHARED_WORKLOAD.name + ".gz")
+)
 
 PATHOLOGICAL = [
     "\\boxed{9^{9^{9^{9}}}}",
@@ -50,7 +55,9 @@ PATHOLOGICAL = [
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
+    """Rows of a JSONL file, gzipped or not."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 

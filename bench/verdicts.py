@@ -14,17 +14,20 @@ correct answers accepted, the share of wrong ones rejected, and the disagreement
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from math_throughput import load  # noqa: E402
 
 import rewardkit  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "verdicts" / "geoqa_dev.jsonl"
+SHARED_DATA = ROOT.parent / "shared" / "verdicts" / "geoqa_dev.jsonl"
+DEFAULT_DATA = SHARED_DATA if SHARED_DATA.is_file() else ROOT / "bench" / "data" / (SHARED_DATA.name + ".gz")
 
 
 def half(row: dict[str, object]) -> str:
@@ -36,7 +39,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--show", type=int, default=8, help="disagreements to print per reward")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in args.data.open(encoding="utf-8")]
+    rows = load(args.data)
     labelled = [r for r in rows if r["label"] is not None]
     print(
         f"{args.data.name}: {len(rows)} pairs, {len(labelled)} labelled ({len(rows) - len(labelled)} without)"
