@@ -36,6 +36,7 @@ class FakeJudge:
         self.texts: list[str] = []  # the text of every prompt received
         self.image_urls: list[str] = []  # every image URL received (data: URLs included)
         self._lock = threading.Lock()
+        self._release = threading.Event()  # set by reset(): hung handlers return at once
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -60,6 +61,13 @@ class FakeJudge:
         self.thread.start()
 
     def reset(self) -> None:
+        """A clean slate for the next test: requests still in flight from the last one (hung handlers,
+        calls a cancelled batch left behind) finish first, so they are not counted against it."""
+        self._release.set()
+        deadline = time.monotonic() + 10
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._release.clear()
         with self._lock:
             self.delay_s, self.script, self.mode = 0.0, [], "ok"
             self.requests = self.max_in_flight = 0
@@ -67,6 +75,7 @@ class FakeJudge:
             self.texts, self.image_urls = [], []
 
     def close(self) -> None:
+        self._release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -90,7 +99,8 @@ class FakeJudge:
             self._send(handler, status, {"error": {"message": f"scripted {status}", "type": "test"}}, headers)
             return
         if self.mode == "hang":
-            time.sleep(3600)
+            self._release.wait(3600)
+            return  # the client gave up long ago: answer nothing
         if self.delay_s:
             time.sleep(self.delay_s)
         if self.mode == "garbage":

@@ -15,7 +15,7 @@ import yaml
 
 from service.app import create_app
 from service.settings import Settings
-from tests.test_service import TOKEN, Server
+from tests.helpers import TOKEN, Server
 
 MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "kubernetes.yaml"
 

@@ -181,7 +181,7 @@ def test_async_variant_runs_on_the_callers_loop(fake_judge: FakeJudge) -> None:
 
 
 def test_through_the_service(fake_judge: FakeJudge, tmp_path: Path) -> None:
-    from tests.test_service import Server
+    from tests.helpers import Server
 
     env = {
         "REWARDKIT_JUDGE_BASE_URL": fake_judge.url,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import socket
 import subprocess
 import sys
 import time
@@ -28,49 +27,9 @@ from rewardkit.client import (
     remote_reward,
 )
 from rewardkit.testing import iter_golden_files, load_golden
+from tests.helpers import JSON, TOKEN, Server
 
-ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).parent / "golden"
-TOKEN = "s3cret-token-never-echoed"
-JSON = {"content-type": "application/json"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory"]
-        command += ["--host", "127.0.0.1", "--port", str(self.port)]
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
-        self.log_file = log.open("w")
-        self.proc = subprocess.Popen(
-            command, cwd=ROOT, env={**clean, **env}, stdout=self.log_file, stderr=subprocess.STDOUT
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"the service did not start: {log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-        self.log_file.close()
 
 
 @pytest.fixture(scope="module")

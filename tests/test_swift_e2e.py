@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_service import Server
+from tests.helpers import Server
 from tests.tiny_swift import build
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -136,7 +136,7 @@ def run_remote_script(env: dict[str, str], key: str = "rk_countdown") -> subproc
 
 @pytest.mark.timeout(240)
 def test_remote_mode_scores_through_the_service(tmp_path: Path) -> None:
-    from tests.test_service import Server
+    from tests.helpers import Server
 
     server = Server({}, tmp_path / "server.log")
     try:

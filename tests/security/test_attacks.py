@@ -25,7 +25,7 @@ import pytest
 from rewardkit.client import PolicyError, RewardClient, remote_reward
 from rewardkit.engine import FuncSpec
 from tests.fake_judge import FakeJudge
-from tests.test_service import TOKEN, Server
+from tests.helpers import TOKEN, Server
 
 JUDGE_KEY = "sk-operator-judge-key"
 PAID_KEY = "sk-some-other-paid-key"

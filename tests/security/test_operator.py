@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.fake_judge import FakeJudge
-from tests.test_service import ROOT, TOKEN, Server
+from tests.helpers import ROOT, TOKEN, Server
 
 JUDGE_KEY = "sk-operator-judge-key"
 AUTH = {"authorization": f"Bearer {TOKEN}"}

@@ -1,0 +1,64 @@
+"""What several test modules share: the service run for real (uvicorn in a subprocess on loopback)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "s3cret-token-never-echoed"
+JSON = {"content-type": "application/json"}
+
+
+class Server:
+    """``uvicorn service.app:create_app`` in a subprocess. The listening socket is bound here and handed
+    over (``--fd``), so no other process can take the port between choosing it and serving on it."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(256)
+        self.port = int(sock.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        command = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory"]
+        command += ["--fd", str(sock.fileno())]
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
+        self.log_file = log.open("w")
+        try:
+            self.proc = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env={**clean, **env},
+                stdout=self.log_file,
+                stderr=subprocess.STDOUT,
+                pass_fds=(sock.fileno(),),
+            )
+        finally:
+            sock.close()  # the server holds its own copy
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the service did not start: {log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        self.log_file.close()
