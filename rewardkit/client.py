@@ -27,7 +27,7 @@ from typing import Any
 from rewardkit.core import Completion
 from rewardkit.engine import FuncSpec
 from rewardkit.policy import MAX_SPEC_DEPTH, PolicyError, read_if_file
-from rewardkit.retry import aretrying, retry_after_s, retrying
+from rewardkit.retry import retry_after_s, retrying
 
 try:
     import httpx
@@ -333,7 +333,7 @@ class AsyncRewardClient(_Retrying):
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            async for attempt in aretrying(**self._policy()):
+            async for attempt in retrying(**self._policy(), asynchronous=True):
                 with attempt:
                     return _checked(await self._http.request(method, path, **kwargs))
         except (httpx.TransportError, _Answered) as failure:

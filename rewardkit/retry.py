@@ -21,7 +21,7 @@ from typing import Any
 
 import tenacity
 
-__all__ = ["Backoff", "retry_after_s", "retrying", "aretrying"]
+__all__ = ["Backoff", "retry_after_s", "retrying"]
 
 
 def retry_after_s(value: str | None, *, cap_s: float) -> float | None:
@@ -60,21 +60,6 @@ class Backoff(tenacity.wait.wait_base):
         return backoff * (0.5 + random.random() / 2)
 
 
-def _options(
-    max_retries: int,
-    base_s: float,
-    cap_s: float,
-    retry_on: Callable[[BaseException], bool],
-    retry_after: Callable[[BaseException | None], float | None],
-) -> dict[str, Any]:
-    return {
-        "stop": tenacity.stop_after_attempt(max_retries + 1),
-        "wait": Backoff(base_s, cap_s, retry_after),
-        "retry": tenacity.retry_if_exception(retry_on),
-        "reraise": True,  # the last failure itself, not tenacity's RetryError
-    }
-
-
 def retrying(
     *,
     max_retries: int,
@@ -82,18 +67,14 @@ def retrying(
     cap_s: float,
     retry_on: Callable[[BaseException], bool],
     retry_after: Callable[[BaseException | None], float | None] = lambda _: None,
-) -> tenacity.Retrying:
-    """``for attempt in retrying(...): with attempt: ...`` — a failure ``retry_on`` accepts is retried."""
-    return tenacity.Retrying(**_options(max_retries, base_s, cap_s, retry_on, retry_after))
-
-
-def aretrying(
-    *,
-    max_retries: int,
-    base_s: float,
-    cap_s: float,
-    retry_on: Callable[[BaseException], bool],
-    retry_after: Callable[[BaseException | None], float | None] = lambda _: None,
-) -> tenacity.AsyncRetrying:
-    """The same policy for ``async for attempt in aretrying(...): with attempt: ...``."""
-    return tenacity.AsyncRetrying(**_options(max_retries, base_s, cap_s, retry_on, retry_after))
+    asynchronous: bool = False,
+) -> Any:
+    """``for attempt in retrying(...): with attempt: ...`` (``async for`` with ``asynchronous=True``): a
+    failure ``retry_on`` accepts is retried; the last failure is raised as itself."""
+    kind = tenacity.AsyncRetrying if asynchronous else tenacity.Retrying
+    return kind(
+        stop=tenacity.stop_after_attempt(max_retries + 1),
+        wait=Backoff(base_s, cap_s, retry_after),
+        retry=tenacity.retry_if_exception(retry_on),
+        reraise=True,
+    )

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,22 +19,20 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, a folder it was installed into without dependencies: those come from this venv)."""
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-        timeout=240,
-    )
+    out, target = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("site")
+    pip("wheel", "-w", str(out), str(ROOT))
     (wheel,) = out.glob("rewardkit-*.whl")
-    target = tmp_path_factory.mktemp("site")
+    pip("install", "--target", str(target), str(wheel))
+    return wheel, target
+
+
+def pip(command: str, *args: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        [sys.executable, "-m", "pip", command, "--no-deps", "-q", *args],
         check=True,
         capture_output=True,
         timeout=240,
     )
-    return wheel, target
 
 
 def run(target: Path, code: str) -> subprocess.CompletedProcess[str]:
@@ -41,6 +40,13 @@ def run(target: Path, code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=target, capture_output=True, text=True, timeout=120
     )
+
+
+def printed(target: Path, code: str) -> Any:
+    """Run ``code`` with the installed copy first on the path; return its ``result``, through JSON."""
+    proc = run(target, code + "\nimport json; print(json.dumps(result))")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_the_wheel_adds_one_top_level_name_and_carries_the_adapters(installed: tuple[Path, Path]) -> None:
@@ -54,16 +60,13 @@ def test_the_wheel_adds_one_top_level_name_and_carries_the_adapters(installed: t
 
 def test_the_installed_copy_finds_its_service_and_plugin(installed: tuple[Path, Path]) -> None:
     _, target = installed
-    proc = run(
+    package, app, plugin, paths = printed(
         target,
-        "import json, rewardkit, rewardkit.adapters as a\n"
+        "import rewardkit, rewardkit.adapters as a\n"
         "from rewardkit.service.app import create_app\n"
-        "app = create_app()\n"
-        "print(json.dumps([rewardkit.__file__, a.service_app(), str(a.plugin_path('swift')),"
-        " sorted(app.openapi()['paths'])]))",
+        "paths = sorted(create_app().openapi()['paths'])\n"
+        "result = [rewardkit.__file__, a.service_app(), str(a.plugin_path('swift')), paths]",
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    package, app, plugin, paths = json.loads(proc.stdout.strip().splitlines()[-1])
     assert package.startswith(str(target))
     assert app == "rewardkit.service.app:create_app"
     assert plugin == str(target / "rewardkit" / "plugins" / "swift" / "rewards.py")
@@ -76,14 +79,12 @@ def test_the_installed_copy_finds_its_service_and_plugin(installed: tuple[Path, 
 @pytest.mark.timeout(240)
 def test_ms_swift_loads_the_installed_plugin(installed: tuple[Path, Path]) -> None:
     _, target = installed
-    proc = run(
+    scores = printed(
         target,
-        "import json, rewardkit.adapters as a\n"
+        "import rewardkit.adapters as a\n"
         "from swift.utils.utils import import_external_file\n"
         "import_external_file(str(a.plugin_path('swift')))\n"
         "from swift.rewards import orms\n"
-        "reward = orms['external_countdown']()\n"
-        "print(json.dumps(reward(['<answer>4 * 6</answer>'], target=[24], nums=[[4, 6]])))",
+        "result = orms['external_countdown']()(['<answer>4 * 6</answer>'], target=[24], nums=[[4, 6]])",
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [1.0]
+    assert scores == [1.0]

@@ -43,7 +43,7 @@ from rewardkit.judging.templates import (
 )
 from rewardkit.policy import CallerParam, read_if_file
 from rewardkit.registry import named, register
-from rewardkit.retry import aretrying, retry_after_s
+from rewardkit.retry import retry_after_s, retrying
 
 __all__ = [
     "JudgeConfigError",
@@ -330,7 +330,8 @@ class LLMJudge(Reward):
             return hit
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
         try:
-            async for attempt in aretrying(
+            async for attempt in retrying(
+                asynchronous=True,
                 max_retries=self.max_retries,
                 base_s=0.5,
                 cap_s=30.0,

@@ -17,14 +17,7 @@ from rewardkit.core import Completion, Explained, Reward, Verdict, completion_te
 from rewardkit.extract import gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
-from rewardkit.verify import (
-    Check,
-    MathVerifier,
-    close_verifier,
-    default_workers,
-    get_verifier,
-    require_math,
-)
+from rewardkit.verify import pool
 from rewardkit.verify.normalise import canonical
 
 __all__ = ["MathEquivalence", "math_equivalence"]
@@ -79,7 +72,7 @@ class MathEquivalence(Reward):
             raise ValueError(f"math: max_answer_chars must be a positive integer, got {c!r}")
         if self.extract not in EXTRACT_MODES:
             raise ValueError(f"math: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}")
-        require_math()
+        pool.require_math()
 
     def params(self) -> dict[str, Any]:
         return {
@@ -91,8 +84,8 @@ class MathEquivalence(Reward):
         }
 
     # -- lifecycle (the service asks every reward; it never reaches into the pools itself)
-    def _verifier(self) -> MathVerifier:
-        return get_verifier(self.workers or default_workers(), self.memory_mb)
+    def _verifier(self) -> pool.MathVerifier:
+        return pool.get_verifier(self.workers or pool.default_workers(), self.memory_mb)
 
     def ready(self, timeout_s: float) -> bool | None:
         return self._verifier().ready(timeout_s)
@@ -101,13 +94,13 @@ class MathEquivalence(Reward):
         return dict(self._verifier().stats)
 
     def close(self) -> None:
-        close_verifier(self.workers or default_workers(), self.memory_mb)
+        pool.close_verifier(self.workers or pool.default_workers(), self.memory_mb)
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict | Explained]:
         verdicts: list[Verdict | Explained | None] = [None] * len(completions)
-        pending: list[tuple[int, Check]] = []
+        pending: list[tuple[int, pool.Check]] = []
         lenient = self.extract == "lenient"
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
             gold = gold_answer(solution)
@@ -124,7 +117,7 @@ class MathEquivalence(Reward):
             elif not answer:
                 verdicts[i] = Explained(0.0, "empty_answer", {"answer": answer, "gold": gold})
             else:
-                pending.append((i, Check(gold, answer)))
+                pending.append((i, pool.Check(gold, answer)))
         if pending:
             results = self._verifier().verify_many(
                 [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars

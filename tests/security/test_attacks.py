@@ -26,24 +26,18 @@ from rewardkit.client import PolicyError, RewardClient, remote_reward
 from rewardkit.engine import FuncSpec
 from tests.fake_judge import FakeJudge
 from tests.helpers import TOKEN, Server
+from tests.security.conftest import JUDGE_KEY
 
-JUDGE_KEY = "sk-operator-judge-key"
 PAID_KEY = "sk-some-other-paid-key"
 AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
 def attacker() -> Iterator[FakeJudge]:
+    """A second loopback server standing in for an attacker's endpoint."""
     evil = FakeJudge()
     yield evil
     evil.close()
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[FakeJudge]:
-    legit = FakeJudge()
-    yield legit
-    legit.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,16 +14,9 @@ import pytest
 
 from tests.fake_judge import FakeJudge
 from tests.helpers import ROOT, TOKEN, Server
+from tests.security.conftest import JUDGE_KEY
 
-JUDGE_KEY = "sk-operator-judge-key"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[FakeJudge]:
-    legit = FakeJudge()
-    yield legit
-    legit.close()
 
 
 @pytest.fixture(scope="module")
