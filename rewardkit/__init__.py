@@ -6,8 +6,9 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> import rewardkit
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
->>> sorted(info.name for info in rewardkit.list_rewards())
-['countdown', 'format', 'llm_judge', 'math', 'r1v_acc']
+>>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
+['cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps', 'repetition',
+ 'soft_overlong', 'tag_count', 'think_format']
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -35,10 +35,12 @@ __all__ = [
     "ItemReward",
     "Scored",
     "Verdict",
+    "binary_values",
     "check_deadline",
     "completion_text",
     "deadline",
     "remaining_s",
+    "revalue",
 ]
 
 logger = logging.getLogger("rewardkit")
@@ -92,6 +94,28 @@ def check_deadline(what: str) -> None:
     left = remaining_s()
     if left is not None and left <= 0.0:
         raise DeadlineExceeded(f"{what}: the request deadline passed")
+
+
+def binary_values(owner: str, correct: object, wrong: object) -> None:
+    """Check a binary reward's ``correct`` and ``wrong`` values (finite numbers; DAPO-style scoring uses
+    ``correct=1, wrong=-1``); ``ValueError`` otherwise."""
+    for name, value in (("correct", correct), ("wrong", wrong)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ValueError(f"{owner}: {name} must be a finite number, got {value!r}")
+
+
+def revalue(verdicts: Sequence[Any], correct: float, wrong: float) -> list[Any]:
+    """A binary reward's verdicts with right (1.0) worth ``correct`` and everything else ``wrong``; ``None``
+    stays ``None`` and reasons and details stay as they are."""
+    if correct == 1.0 and wrong == 0.0:
+        return list(verdicts)
+    out = []
+    for verdict in verdicts:
+        value = verdict[0]
+        if value is not None:
+            verdict = verdict._replace(value=correct if value >= 1.0 else wrong)
+        out.append(verdict)
+    return out
 
 
 class Verdict(NamedTuple):

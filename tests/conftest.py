@@ -12,7 +12,45 @@ from tests.fake_judge import FakeJudge
 
 # One valid sample per registered reward, for the contract tests. A new reward without an entry here
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.
+# Rewards that need a setting (ms-swift requires it too) are built with "params".
 CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "cosine": {
+        "params": {"max_len": 100},
+        "completion": "<think>half</think><answer>\\boxed{\\dfrac{1}{2}}</answer>",
+        "columns": {"solution": "0.5", "completion_ids": [1] * 100},
+        "expected": 0.5,  # right, at max_len: max_len_value_correct
+    },
+    "length": {
+        "completion": "<answer>\\boxed{2}</answer>",
+        "columns": {"solution": "2", "prompt": "1 + 1?"},
+        "expected": 0.0,  # a group of one length
+    },
+    "reasoning_steps": {
+        "completion": "Step 1: add.\nStep 2: check.\nStep 3: answer.",
+        "columns": {},
+        "expected": 1.0,
+    },
+    "repetition": {
+        "completion": "the cat sat the cat sat",
+        "columns": {},
+        "expected": -0.25,  # 4 trigrams, 3 distinct
+    },
+    "soft_overlong": {
+        "params": {"max_length": 100, "cache_length": 20},
+        "completion": "whatever",
+        "columns": {"completion_ids": [7] * 90},
+        "expected": -0.5,  # TRL's docstring example
+    },
+    "tag_count": {
+        "completion": "<think>\nhm\n</think>\n<answer>\n4\n</answer>",
+        "columns": {},
+        "expected": 1.0,
+    },
+    "think_format": {
+        "completion": "<think>\nhm\n</think>\nIt is 4.",
+        "columns": {},
+        "expected": 1.0,
+    },
     "countdown": {
         "completion": "<think>6 times 4</think><answer>6 * 4</answer>",
         "columns": {"target": 24, "nums": [4, 6]},

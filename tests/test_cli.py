@@ -40,7 +40,12 @@ def test_list_table_and_json() -> None:
     listed = json.loads(run("list", "--json").stdout)
     by_name = {r["name"]: r for r in listed}
     assert by_name["countdown"]["columns"] == ["target", "nums"]
-    assert by_name["format"]["params"] == {"tags": ["think", "answer"], "think_prefilled": False}
+    assert by_name["format"]["params"] == {
+        "tags": ["think", "answer"],
+        "think_prefilled": False,
+        "correct": 1.0,
+        "wrong": 0.0,
+    }
 
 
 def _write_rows(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:

@@ -4,6 +4,32 @@ The functions live in their modules (``rewardkit.rewards.countdown.countdown``) 
 (``rewardkit.countdown``); this package does not re-export them, so its submodule names stay modules.
 """
 
-from rewardkit.rewards import countdown, format, judge, math_equivalence, r1v
+from rewardkit.rewards import (
+    cosine,
+    countdown,
+    format,
+    judge,
+    length,
+    math_equivalence,
+    r1v,
+    reasoning_steps,
+    repetition,
+    soft_overlong,
+    tag_count,
+    think_format,
+)
 
-__all__ = ["countdown", "format", "judge", "math_equivalence", "r1v"]
+__all__ = [
+    "cosine",
+    "countdown",
+    "format",
+    "judge",
+    "length",
+    "math_equivalence",
+    "r1v",
+    "reasoning_steps",
+    "repetition",
+    "soft_overlong",
+    "tag_count",
+    "think_format",
+]

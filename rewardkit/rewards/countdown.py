@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rewardkit.core import Completion, ItemReward, Verdict
+from rewardkit.core import Completion, ItemReward, Verdict, binary_values
 from rewardkit.extract import last_tag_block
 from rewardkit.registry import named, register
 
@@ -224,11 +224,19 @@ def _equals_target(number: str, target: int | Fraction) -> bool:
     return _NUMBER.fullmatch(number) is not None and Fraction(number) == target
 
 
-def judge(answer: str, target: int | Fraction, nums: list[int], format_score: float) -> Verdict:
-    """Judge the content of an ``<answer>`` block (the compare step)."""
+def judge(
+    answer: str,
+    target: int | Fraction,
+    nums: list[int],
+    format_score: float,
+    correct: float = 1.0,
+    wrong: float = 0.0,
+) -> Verdict:
+    """Judge the content of an ``<answer>`` block (the compare step): ``correct`` when right,
+    ``format_score`` when present but wrong, ``wrong`` when empty."""
     answer = answer.strip()
     if not answer:
-        return Verdict(0.0, "empty_answer")
+        return Verdict(wrong, "empty_answer")
     if len(answer) > MAX_ANSWER_CHARS:
         return Verdict(format_score, "answer_too_long")
     answer = normalise_operators(answer)
@@ -249,29 +257,35 @@ def judge(answer: str, target: int | Fraction, nums: list[int], format_score: fl
     if denominator == 0:
         return Verdict(format_score, "division_by_zero")
     if numerator * target.denominator == target.numerator * denominator:  # exact: n/d == p/q
-        return _CORRECT
+        return _CORRECT if correct == 1.0 else Verdict(correct)
     return Verdict(format_score)
 
 
-@register("countdown", columns=["target", "nums"], caller_params=["format_score"])
+@register("countdown", columns=["target", "nums"], caller_params=["format_score", "correct", "wrong"])
 @dataclass(frozen=True)
 class Countdown(ItemReward):
     """Countdown accuracy: 1.0 when the last <answer> uses every number once and equals the target.
 
     Args:
-        format_score: reward for an answer that is present but wrong (default 0.0), in [0, 1].
+        format_score: reward for an answer that is present but wrong, in [0, 1]; ``None`` (the default):
+            such an answer is worth ``wrong``.
+        correct, wrong: what a right answer, and a wrong or missing one, are worth (1.0 and 0.0).
     """
 
-    format_score: float = 0.0
+    format_score: float | None = None
+    correct: float = 1.0
+    wrong: float = 0.0
 
     def __post_init__(self) -> None:
         fs = self.format_score
-        if isinstance(fs, bool) or not isinstance(fs, int | float) or not 0.0 <= fs <= 1.0:
-            raise ValueError(f"countdown: format_score must be a number in [0, 1], got {fs!r}")
-        object.__setattr__(self, "format_score", float(fs))
+        if fs is not None:
+            if isinstance(fs, bool) or not isinstance(fs, int | float) or not 0.0 <= fs <= 1.0:
+                raise ValueError(f"countdown: format_score must be a number in [0, 1], got {fs!r}")
+            object.__setattr__(self, "format_score", float(fs))
+        binary_values("countdown", self.correct, self.wrong)
 
     def params(self) -> dict[str, Any]:
-        return {"format_score": self.format_score}
+        return {"format_score": self.format_score, "correct": self.correct, "wrong": self.wrong}
 
     def score_one(self, text: str, *values: Any) -> Verdict:
         raw = values[0]
@@ -290,8 +304,9 @@ class Countdown(ItemReward):
             return Verdict(None, "invalid_nums")
         answer = last_tag_block(text, "answer")
         if answer is None:
-            return Verdict(0.0, "no_answer")
-        return judge(answer, target, nums, self.format_score)
+            return Verdict(self.wrong, "no_answer")
+        present = self.wrong if self.format_score is None else self.format_score
+        return judge(answer, target, nums, present, self.correct, self.wrong)
 
 
 @named("countdown")
@@ -300,7 +315,7 @@ def countdown(
     target: Sequence[Any],
     nums: Sequence[Any],
     *,
-    format_score: float = 0.0,
+    format_score: float | None = None,
     **kwargs: Any,
 ) -> list[float | None]:
     """Countdown accuracy of each completion (the registry's ``countdown``).

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, ItemReward, Verdict
+from rewardkit.core import Completion, ItemReward, Verdict, binary_values
 from rewardkit.registry import named, register
 
 __all__ = ["FormatTags", "check_format", "format_tags"]
@@ -69,7 +69,7 @@ def validate_tags(tags: object) -> tuple[str, ...]:
     return names
 
 
-@register("format", caller_params=["tags", "think_prefilled"])
+@register("format", caller_params=["tags", "think_prefilled", "correct", "wrong"])
 @dataclass(frozen=True)
 class FormatTags(ItemReward):
     """Format: 1.0 when the completion is exactly the tag blocks in order, the last one non-empty.
@@ -77,22 +77,31 @@ class FormatTags(ItemReward):
     Args:
         tags: the block names, in order (default ``["think", "answer"]``).
         think_prefilled: the prompt already opened the first tag, so the completion starts inside it.
+        correct, wrong: what a well-formed and a malformed completion are worth (1.0 and 0.0).
     """
 
     tags: tuple[str, ...] = ("think", "answer")
     think_prefilled: bool = False
+    correct: float = 1.0
+    wrong: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.think_prefilled, bool):
             raise ValueError(f"format: think_prefilled must be true or false, got {self.think_prefilled!r}")
         object.__setattr__(self, "tags", validate_tags(self.tags))
+        binary_values("format", self.correct, self.wrong)
 
     def params(self) -> dict[str, Any]:
-        return {"tags": list(self.tags), "think_prefilled": self.think_prefilled}
+        return {
+            "tags": list(self.tags),
+            "think_prefilled": self.think_prefilled,
+            "correct": self.correct,
+            "wrong": self.wrong,
+        }
 
     def score_one(self, text: str, *values: Any) -> Verdict:
         reason = check_format(text, self.tags, self.think_prefilled)
-        return Verdict(1.0) if reason is None else Verdict(0.0, reason)
+        return Verdict(self.correct) if reason is None else Verdict(self.wrong, reason)
 
 
 @named("format")

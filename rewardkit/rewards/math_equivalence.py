@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Explained, Reward, Verdict, completion_text
+from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
 from rewardkit.extract import gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
@@ -34,6 +34,8 @@ EXTRACT_MODES = ("strict", "lenient")
         "timeout_s": CallerParam(cap=60),
         "max_answer_chars": CallerParam(cap=100_000),
         "extract": CallerParam(),
+        "correct": CallerParam(),
+        "wrong": CallerParam(),
     },
 )
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class MathEquivalence(Reward):
         max_answer_chars: longer answers are wrong without being parsed.
         extract: ``"strict"`` (an answer block, a box or an answer phrase) or ``"lenient"`` (then also the
             last number or ``$...$`` of the last sentence, for eval-style outputs).
+        correct, wrong: what a right and a wrong answer are worth (1.0 and 0.0; DAPO: 1 and -1).
     """
 
     timeout_s: float = 5.0
@@ -54,6 +57,8 @@ class MathEquivalence(Reward):
     memory_mb: int = 2048
     max_answer_chars: int = 1000
     extract: str = "strict"
+    correct: float = 1.0
+    wrong: float = 0.0
 
     def __post_init__(self) -> None:
         t = self.timeout_s
@@ -70,6 +75,7 @@ class MathEquivalence(Reward):
         c = self.max_answer_chars
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ValueError(f"math: max_answer_chars must be a positive integer, got {c!r}")
+        binary_values("math", self.correct, self.wrong)
         if self.extract not in EXTRACT_MODES:
             raise ValueError(f"math: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}")
         pool.require_math()
@@ -81,6 +87,8 @@ class MathEquivalence(Reward):
             "memory_mb": self.memory_mb,
             "max_answer_chars": self.max_answer_chars,
             "extract": self.extract,
+            "correct": self.correct,
+            "wrong": self.wrong,
         }
 
     # -- lifecycle (the service asks every reward; it never reaches into the pools itself)
@@ -129,7 +137,8 @@ class MathEquivalence(Reward):
                     "compared": f"{canonical(check.prediction)} vs {canonical(check.gold)}",
                 }
                 verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
-        return [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
+        judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
+        return revalue(judged, self.correct, self.wrong)
 
 
 @named("math")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rewardkit.core import Completion, Explained, ItemReward, Verdict, completion_text
+from rewardkit.core import Completion, Explained, ItemReward, Verdict, binary_values, completion_text, revalue
 from rewardkit.extract import final_text, gold_answer, last_tag_block
 from rewardkit.registry import named, register
 
@@ -112,10 +112,23 @@ def _normalise(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-@register("r1v_acc", columns=["solution"])
+@register("r1v_acc", columns=["solution"], caller_params=["correct", "wrong"])
 @dataclass(frozen=True)
 class R1VAccuracy(ItemReward):
-    """R1-V counting accuracy: the last <answer> must state exactly one number, equal to the gold count."""
+    """R1-V counting accuracy: the last <answer> must state exactly one number, equal to the gold count.
+
+    Args:
+        correct, wrong: what a right and a wrong answer are worth (1.0 and 0.0; DAPO: 1 and -1).
+    """
+
+    correct: float = 1.0
+    wrong: float = 0.0
+
+    def __post_init__(self) -> None:
+        binary_values("r1v_acc", self.correct, self.wrong)
+
+    def params(self) -> dict[str, Any]:
+        return {"correct": self.correct, "wrong": self.wrong}
 
     def score_one(self, text: str, *values: Any) -> Verdict | Explained:
         try:
@@ -160,7 +173,7 @@ class R1VAccuracy(ItemReward):
         verdicts = super()._score(completions, columns, raise_on_error)
         pending = [i for i, v in enumerate(verdicts) if v is _TEXT_MISMATCH]
         if not pending or importlib.util.find_spec("math_verify") is None:
-            return verdicts  # without rewardkit[math] the text comparison stands
+            return revalue(verdicts, self.correct, self.wrong)  # without rewardkit[math] the text stands
         from rewardkit.verify import Check, get_verifier
 
         checks = []
@@ -172,7 +185,7 @@ class R1VAccuracy(ItemReward):
         for i, check, (equal, reason) in zip(pending, checks, results, strict=True):
             detail = {"answer": check.prediction, "gold": check.gold}
             verdicts[i] = Explained(1.0 if equal else 0.0, reason, detail)
-        return verdicts
+        return revalue(verdicts, self.correct, self.wrong)
 
 
 @named("r1v_acc")

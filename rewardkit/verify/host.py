@@ -2,7 +2,7 @@
 
 Why a process of its own: multiprocessing starts workers with their parent's ``__main__`` (for a trainer:
 torch, transformers, the whole CLI; a script without a main guard would even run again in every worker). The
-host is started as ``python -m rewardkit.verify.host``, so the only ``__main__`` its workers know is this
+host is started as ``python -m rewardkit.verify``, so the only ``__main__`` its workers know is that package's
 module. It uses public APIs only: ``subprocess`` to start it, ``multiprocessing.connection`` (a Unix socket in
 a private folder, with an authentication key passed on stdin) to talk to it, a ``forkserver`` context that
 preloads Math-Verify so a killed worker is replaced in milliseconds, and pebble pools for hard time limits.
@@ -66,7 +66,7 @@ class WorkerHost:
             package_root = str(Path(__file__).resolve().parents[2])
             path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
             proc = subprocess.Popen(
-                [sys.executable, "-m", "rewardkit.verify.host", json.dumps(self.config)],
+                [sys.executable, "-m", "rewardkit.verify", json.dumps(self.config)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": path},
@@ -244,12 +244,16 @@ def _serve_one(connection: Connection, scheduler: Scheduler) -> None:
         except (EOFError, OSError):
             return
         kind = request[0]
-        if kind == "run":
-            connection.send(scheduler.run(*request[1:]))
-        elif kind == "ping":
-            connection.send(scheduler.ping(request[1]))
-        else:
-            connection.send(("error", f"unknown request {kind!r}"))
+        try:
+            if kind == "run":
+                answer: Any = scheduler.run(*request[1:])
+            elif kind == "ping":
+                answer = scheduler.ping(request[1])
+            else:
+                answer = ("error", [], {"unknown_request": 1})
+        except Exception as exc:  # a failure of this batch, not of the host: say so, keep serving
+            answer = ("error", [], {type(exc).__name__: 1})
+        connection.send(answer)
 
 
 def main() -> None:
@@ -276,7 +280,3 @@ def main() -> None:
         except (OSError, EOFError, multiprocessing.AuthenticationError):
             continue
         threading.Thread(target=_serve_one, args=(connection, scheduler), daemon=True).start()
-
-
-if __name__ == "__main__":
-    main()

@@ -216,6 +216,8 @@ class MathVerifier:
             status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts, left)
         except HostGone as exc:
             return {check: (False, f"verify_error:{type(exc).__name__}") for check in todo}
+        if status == "error":  # the host could not run this batch (it logged nothing of the texts)
+            return {check: (False, f"verify_error:{next(iter(counters), 'host')}") for check in todo}
         for name, count in counters.items():
             self._count(name, count)
         if status == "deadline":

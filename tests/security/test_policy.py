@@ -36,6 +36,8 @@ def test_server_values_apply_under_caller_values_and_are_not_published() -> None
         "memory_mb": 2048,
         "max_answer_chars": 1000,
         "extract": "strict",
+        "correct": 1.0,
+        "wrong": 0.0,
     }
     described = policy.describe("math")
     assert described["workers"] == {"settable": False}  # the operator's value stays on the server

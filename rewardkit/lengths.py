@@ -1,0 +1,63 @@
+"""Lengths and groups for the shaping rewards: token counts from what trainers pass, and GRPO groups.
+
+Token counts come from ``completion_ids`` (TRL) or ``response_token_ids`` (ms-swift: a list of ids, or a list
+of lists for multi-turn rollouts, whose lengths add up). Without either, the rewards that need tokens raise a
+:class:`~rewardkit.core.ColumnError` saying what to pass: a character count would silently change the scale.
+
+>>> token_counts({"completion_ids": [[1, 2, 3], []]}, 2, "cosine")
+[3, 0]
+>>> token_counts({"response_token_ids": [[[1, 2], [3]]]}, 1, "cosine")
+[3]
+>>> group_keys({"prompt": ["a", "b", "a"]}, 3, "length")
+[0, 1, 0]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rewardkit.core import ColumnError
+
+__all__ = ["TOKEN_COLUMNS", "group_keys", "token_counts"]
+
+TOKEN_COLUMNS = ("completion_ids", "response_token_ids")
+GROUP_COLUMNS = ("group", "prompt")
+
+
+def _count(ids: Any) -> int:
+    if ids is None:
+        return 0
+    items = ids.tolist() if hasattr(ids, "tolist") else ids
+    if items and isinstance(items[0], Sequence) and not isinstance(items[0], str):
+        return sum(len(turn) for turn in items)
+    return len(items)
+
+
+def token_counts(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> list[int]:
+    """The token count of each completion, from the first token column given."""
+    for name in TOKEN_COLUMNS:
+        if name in columns:
+            return [_count(ids) for ids in columns[name]]
+    raise ColumnError(
+        f"reward {reward!r} counts tokens: pass 'completion_ids' (TRL passes it) or 'response_token_ids' "
+        f"(ms-swift passes it), one list of token ids per completion ({n} completions)"
+    )
+
+
+def group_keys(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> list[int]:
+    """A group number per completion: completions sharing a ``group`` value (else the same ``prompt``) are
+    one GRPO group, whatever batch they arrived in."""
+    for name in GROUP_COLUMNS:
+        if name in columns:
+            seen: dict[str, int] = {}
+            keys = []
+            for value in columns[name]:
+                text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+                keys.append(seen.setdefault(text, len(seen)))
+            return keys
+    raise ColumnError(
+        f"reward {reward!r} compares completions within their group: pass a 'group' column, or the "
+        f"'prompt' column trainers pass ({n} completions)"
+    )
