@@ -39,6 +39,7 @@ test: lint typecheck pytest
 
 bench: install
 	$(BIN)/python bench/text_rewards.py
+	$(BIN)/python bench/parity_rewards.py
 	$(BIN)/python bench/math_throughput.py
 	$(BIN)/python bench/verdicts.py
 	$(BIN)/python bench/service_overhead.py

@@ -4,8 +4,9 @@ Token counts come from ``completion_ids`` (TRL) or ``response_token_ids`` (ms-sw
 of lists for multi-turn rollouts, whose lengths add up). Without either, the rewards that need tokens raise a
 :class:`~rewardkit.core.ColumnError` saying what to pass: a character count would silently change the scale.
 
->>> token_counts({"completion_ids": [[1, 2, 3], []]}, 2, "cosine")
-[3, 0]
+>>> columns = {"completion_ids": [[1, 2, 3], [], None], "response_token_ids": [None, None, [4]]}
+>>> token_counts(columns, 3, "cosine")
+[3, 0, 1]
 >>> token_counts({"response_token_ids": [[[1, 2], [3]]]}, 1, "cosine")
 [3]
 >>> group_keys({"prompt": ["a", "b", "a"]}, 3, "length")
@@ -27,19 +28,22 @@ GROUP_COLUMNS = ("group", "prompt")
 
 
 def _count(ids: Any) -> int:
-    if ids is None:
-        return 0
     items = ids.tolist() if hasattr(ids, "tolist") else ids
     if items and isinstance(items[0], Sequence) and not isinstance(items[0], str):
         return sum(len(turn) for turn in items)
     return len(items)
 
 
-def token_counts(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> list[int]:
-    """The token count of each completion, from the first token column given."""
-    for name in TOKEN_COLUMNS:
-        if name in columns:
-            return [_count(ids) for ids in columns[name]]
+def token_counts(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> list[int | None]:
+    """The token count of each completion, from the first token column that has its ids (``None`` for a
+    completion that has none)."""
+    given = [columns[name] for name in TOKEN_COLUMNS if name in columns]
+    if given:
+        counts: list[int | None] = []
+        for i in range(n):
+            ids = next((column[i] for column in given if column[i] is not None), None)
+            counts.append(None if ids is None else _count(ids))
+        return counts
     raise ColumnError(
         f"reward {reward!r} counts tokens: pass 'completion_ids' (TRL passes it) or 'response_token_ids' "
         f"(ms-swift passes it), one list of token ids per completion ({n} completions)"

@@ -109,7 +109,9 @@ class Cosine(Reward):
         judged = self._inner.score_detailed(completions, **inner)
         out = []
         for length, value, reason in zip(lengths, judged.values, judged.reasons, strict=True):
-            if value is None:
+            if length is None:
+                out.append(Verdict(None, "missing_token_ids"))
+            elif value is None:
                 out.append(Verdict(None, reason))
             elif value >= 1.0:
                 out.append(

@@ -73,6 +73,9 @@ class SoftOverlong(Reward):
             if completion_text(completion) is None:
                 out.append(Verdict(0.0, "invalid_completion"))
                 continue
+            if length is None:
+                out.append(Verdict(None, "missing_token_ids"))
+                continue
             value = min(-(length - expected) / cache, 0.0)
             out.append(Verdict(max(value, -1.0) if self.clip else value))
         return out
