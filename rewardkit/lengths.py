@@ -27,10 +27,15 @@ TOKEN_COLUMNS = ("completion_ids", "response_token_ids")
 GROUP_COLUMNS = ("group", "prompt")
 
 
-def _count(ids: Any) -> int:
+def _count(ids: Any) -> int | None:
+    """The number of ids (the turns of a multi-turn list added up); ``None`` for anything that is not a list
+    of ids (a caller's bad column is that item's problem, not the batch's)."""
     items = ids.tolist() if hasattr(ids, "tolist") else ids
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Sequence):
+        return None
     if items and isinstance(items[0], Sequence) and not isinstance(items[0], str):
-        return sum(len(turn) for turn in items)
+        turns = [len(turn) if isinstance(turn, Sequence) else None for turn in items]
+        return None if None in turns else sum(t for t in turns if t is not None)
     return len(items)
 
 
@@ -42,7 +47,7 @@ def token_counts(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> l
         counts: list[int | None] = []
         for i in range(n):
             ids = next((column[i] for column in given if column[i] is not None), None)
-            counts.append(None if ids is None else _count(ids))
+            counts.append(None if ids is None else _count(ids))  # None: the reward gives None
         return counts
     raise ColumnError(
         f"reward {reward!r} counts tokens: pass 'completion_ids' (TRL passes it) or 'response_token_ids' "

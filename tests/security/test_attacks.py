@@ -476,3 +476,29 @@ def test_clients_send_template_files_inline_and_refuse_server_settings_up_front(
     )
     assert proc.returncode == 2 and "'workers' is a server setting" in proc.stderr  # before the file is read
     assert attacker.requests == 0
+
+
+def test_nested_reward_specs_are_checked_and_junk_token_ids_are_per_item(server: Server) -> None:
+    nested = {"name": "math", "params": {"workers": 64}}
+    body = {
+        "funcs": [{"name": "cosine", "params": {"max_len": 100, "accuracy": nested}}],
+        "completions": ["\\boxed{1}"],
+        "columns": {"solution": ["1"], "completion_ids": [[1] * 10]},
+    }
+    assert_refused(post(server, body), "'workers' is a server setting")
+    deep: Any = "math"
+    for _ in range(8):
+        deep = {"name": "cosine", "params": {"max_len": 10, "accuracy": deep}}
+    assert_refused(post(server, {**body, "funcs": [deep]}), "nested deeper")
+    junk = {
+        "funcs": [{"name": "cosine", "params": {"max_len": 100}}, {"name": "length"}],
+        "completions": ["\\boxed{1}"] * 4,
+        "columns": {
+            "solution": ["1"] * 4,
+            "completion_ids": [5, "abc", {"a": 1}, [[1], 7]],
+            "prompt": [None, 3, {"x": [1]}, "p"],
+        },
+    }
+    response = post(server, junk)
+    assert response.status_code == 200, response.text
+    assert response.json()["scores"]["cosine"] == [None] * 4
