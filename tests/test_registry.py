@@ -27,8 +27,13 @@ def test_builtins_are_listed_with_columns_params_and_descriptions() -> None:
     infos = {i.name: i for i in rewardkit.list_rewards()}
     assert {"countdown", "format", "r1v_acc"} <= set(infos)
     assert infos["countdown"].columns == ("target", "nums")
-    assert infos["countdown"].params == {"format_score": 0.0}
-    assert infos["format"].params == {"tags": ("think", "answer"), "think_prefilled": False}
+    assert infos["countdown"].params == {"format_score": None, "correct": 1.0, "wrong": 0.0}
+    assert infos["format"].params == {
+        "tags": ("think", "answer"),
+        "think_prefilled": False,
+        "correct": 1.0,
+        "wrong": 0.0,
+    }
     assert infos["r1v_acc"].columns == ("solution",)
     assert all(i.description for i in infos.values())
     assert infos["format"].as_dict()["params"]["tags"] == ["think", "answer"]
