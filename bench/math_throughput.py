@@ -62,8 +62,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def descendants_peak_rss_mb() -> list[tuple[str, int, float]]:
-    """(role, pid, peak RSS in MB) of every process below this one: the helpers started by
-    multiprocessing (forkserver, resource tracker) and, below the forkserver, the workers."""
+    """(role, pid, peak RSS in MB) of every process below this one: the worker host (``python -m
+    rewardkit.verify``), its forkserver and resource tracker, and the workers below the forkserver."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -87,7 +87,12 @@ def descendants_peak_rss_mb() -> list[tuple[str, int, float]]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
-        role = "worker" if depth > 1 else "forkserver" if "forkserver" in cmd else "helper"
+        if depth >= 3:  # forked from the forkserver: their command line is the forkserver's
+            role = "worker"
+        elif "rewardkit.verify" in cmd.split("\0"):
+            role = "host"
+        else:
+            role = "forkserver" if "forkserver" in cmd else "resource tracker"
         for line in status:
             if line.startswith("VmHWM:"):
                 out.append((role, pid, int(line.split()[1]) / 1024))
