@@ -3,13 +3,13 @@ reward from a name, a ``{"name", "params"}`` spec or a reward, and the columns t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from rewardkit.core import Reward
+from rewardkit.core import Completion, Reward, Scored
 from rewardkit.registry import get
 
-__all__ = ["inner_reward", "inner_name"]
+__all__ = ["ComposedReward", "inner_name", "inner_reward"]
 
 
 def inner_reward(spec: Any, owner: str) -> Reward:
@@ -28,3 +28,32 @@ def inner_reward(spec: Any, owner: str) -> Reward:
 def inner_name(spec: Any) -> Any:
     """What ``params()`` shows for an inner reward: its name, or its spec."""
     return spec.reward_name if isinstance(spec, Reward) else spec
+
+
+class ComposedReward(Reward):
+    """A reward built on the correctness reward its ``accuracy`` parameter names: it needs that reward's
+    columns, plus its own ``extra_columns``. Subclasses call :meth:`_set_inner` in ``__post_init__``."""
+
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+    accuracy: Any
+
+    def _set_inner(self) -> None:
+        object.__setattr__(self, "_inner", inner_reward(self.accuracy, self.reward_name))
+
+    @property
+    def inner(self) -> Reward:
+        inner: Reward = object.__getattribute__(self, "_inner")
+        return inner
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return self.inner.required_columns
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        return (*self.inner.optional, *self.extra_columns)
+
+    def judge_inner(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
+        """The correctness reward's verdicts on the batch (given only its own columns)."""
+        own: dict[str, Any] = {k: v for k, v in columns.items() if k in self.inner.accepted_columns}
+        return self.inner.score_detailed(completions, **own)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Reward, Verdict
+from rewardkit.core import Completion, Verdict
 from rewardkit.lengths import TOKEN_COLUMNS, token_counts
 from rewardkit.policy import CallerParam
 from rewardkit.registry import register
-from rewardkit.rewards._composed import inner_name, inner_reward
+from rewardkit.rewards._composed import ComposedReward, inner_name
 
 __all__ = ["Cosine", "cosine_value"]
 
@@ -46,7 +46,7 @@ def cosine_value(length: int, max_len: int, at_zero: float, at_max: float) -> fl
     },
 )
 @dataclass(frozen=True)
-class Cosine(Reward):
+class Cosine(ComposedReward):
     """Cosine-scaled correctness: the correctness reward's verdict, scaled by the completion's token count.
 
     Args:
@@ -64,7 +64,7 @@ class Cosine(Reward):
     max_len_value_correct: float = 0.5
     max_len: int | None = None
     accuracy: Any = "math"
-    _inner: Reward = field(init=False, repr=False, compare=False)
+    extra_columns = TOKEN_COLUMNS
 
     def __post_init__(self) -> None:
         if isinstance(self.max_len, bool) or not isinstance(self.max_len, int) or self.max_len < 1:
@@ -81,15 +81,7 @@ class Cosine(Reward):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ValueError(f"cosine: {name} must be a finite number, got {value!r}")
-        object.__setattr__(self, "_inner", inner_reward(self.accuracy, "cosine"))
-
-    @property
-    def required_columns(self) -> tuple[str, ...]:
-        return self._inner.required_columns
-
-    @property
-    def optional(self) -> tuple[str, ...]:
-        return (*self._inner.optional, *TOKEN_COLUMNS)
+        self._set_inner()
 
     def params(self) -> dict[str, Any]:
         return {
@@ -105,8 +97,7 @@ class Cosine(Reward):
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict]:
         lengths = token_counts(columns, len(completions), "cosine")
-        inner: dict[str, Any] = {k: v for k, v in columns.items() if k in self._inner.accepted_columns}
-        judged = self._inner.score_detailed(completions, **inner)
+        judged = self.judge_inner(completions, columns)
         out = []
         for length, value, reason in zip(lengths, judged.values, judged.reasons, strict=True):
             if length is None:

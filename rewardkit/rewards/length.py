@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Reward, Verdict, completion_text
+from rewardkit.core import Completion, Verdict, completion_text
 from rewardkit.lengths import GROUP_COLUMNS, group_keys
 from rewardkit.policy import CallerParam
 from rewardkit.registry import register
-from rewardkit.rewards._composed import inner_name, inner_reward
+from rewardkit.rewards._composed import ComposedReward, inner_name
 
 __all__ = ["Length"]
 
@@ -31,7 +31,7 @@ __all__ = ["Length"]
     caller_params={"accuracy": CallerParam(reward_spec=True)},
 )
 @dataclass(frozen=True)
-class Length(Reward):
+class Length(ComposedReward):
     """Kimi 1.5 length reward within each group: shorter right answers earn more, long wrong ones lose.
 
     Args:
@@ -39,18 +39,10 @@ class Length(Reward):
     """
 
     accuracy: Any = "math"
-    _inner: Reward = field(init=False, repr=False, compare=False)
+    extra_columns = GROUP_COLUMNS
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_inner", inner_reward(self.accuracy, "length"))
-
-    @property
-    def required_columns(self) -> tuple[str, ...]:
-        return self._inner.required_columns
-
-    @property
-    def optional(self) -> tuple[str, ...]:
-        return (*self._inner.optional, *GROUP_COLUMNS)
+        self._set_inner()
 
     def params(self) -> dict[str, Any]:
         return {"accuracy": inner_name(self.accuracy)}
@@ -60,8 +52,7 @@ class Length(Reward):
     ) -> list[Verdict]:
         n = len(completions)
         groups = group_keys(columns, n, "length")
-        inner: dict[str, Any] = {k: v for k, v in columns.items() if k in self._inner.accepted_columns}
-        judged = self._inner.score_detailed(completions, **inner)
+        judged = self.judge_inner(completions, columns)
         lengths = [len(completion_text(c) or "") for c in completions]
         members: dict[int, list[int]] = defaultdict(list)
         for i, key in enumerate(groups):
