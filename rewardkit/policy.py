@@ -109,6 +109,13 @@ def read_if_file(value: Any) -> Any:
     return value
 
 
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -154,7 +161,7 @@ class RemotePolicy:
                     raise ValueError(
                         f"REWARDKIT_CAPS: {name}.{param} is not a parameter callers may set, so it has no cap"
                     )
-                if not _is_number(cap) or not math.isfinite(cap) or cap < 0:
+                if not _is_number(cap) or not _finite(cap) or cap < 0:
                     raise ValueError(f"REWARDKIT_CAPS: {name}.{param} must be a non-negative number")
             self.caps[name] = dict(table)
 

@@ -398,6 +398,8 @@ def get(name: str, **params: Any) -> Reward:
         raise
     except ValueError as exc:  # the reward's own validation; one exception type for every adapter
         raise RewardError(str(exc)) from exc
+    except OverflowError:  # a number too large for a float (JSON allows any integer)
+        raise RewardError(f"reward {name!r}: a parameter is a number too large to use") from None
     except TypeError as exc:
         raise RewardError(f"reward {name!r}: bad parameters: {exc}") from None
 

@@ -224,3 +224,43 @@ def test_workers_live_in_a_host_process_and_the_standard_library_is_untouched() 
         verifier.close()
     host = next(iter(mine))
     assert not host.is_running() or host.status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_length_refusal_is_not_cached_for_calls_with_a_larger_limit(verifier: MathVerifier) -> None:
+    check = Check("5", "5" + " " * 20)
+    assert verifier.verify_many([check], timeout_s=5.0, max_chars=10) == [(False, "answer_too_long")]
+    assert verifier.verify_many([check], timeout_s=5.0, max_chars=1000) == [(True, None)]
+
+
+@pytest.mark.timeout(120)
+def test_the_host_exits_with_its_parent_even_when_a_forked_child_holds_its_stdin() -> None:
+    import psutil
+
+    script = (
+        "import os, time, psutil\n"
+        "from rewardkit.verify.pool import MathVerifier\n"
+        "v = MathVerifier(workers=1)\n"
+        "assert v.ready()\n"
+        "host = [p for p in psutil.Process().children() if 'rewardkit.verify' in p.cmdline()][0]\n"
+        "print(host.pid, flush=True)\n"
+        "if os.fork() == 0:\n"
+        "    os.close(1); os.close(2)\n"  # (so that this test does not wait for it)
+        "    time.sleep(20)\n"  # a forked child (a DataLoader worker, say) keeps the host's stdin open
+        "    os._exit(0)\n"
+        "os._exit(0)\n"  # the parent dies without closing anything
+    )
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=100)
+    assert time.monotonic() - start < 18, "the forked child held the test up"
+    pid = int(proc.stdout.split()[0])
+
+    def alive() -> bool:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and alive():
+        time.sleep(0.2)
+    assert not alive()  # gone within seconds, though its stdin is still open in the forked child

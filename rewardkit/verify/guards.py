@@ -21,10 +21,10 @@ MAX_DEPTH = 40  # brace nesting
 # A numeric power not itself raised further (the top of a chain a^b^c, or the innermost of a^{b^{c}}).
 # Every pattern that starts with a digit run starts only where the run starts ((?<!\d)) and cannot
 # backtrack into it ((?>...)): each is linear in the text, not quadratic in a run of digits.
-_SMALL_POWER = re.compile(r"(?<!\d)((?>\d+))\s*\^\s*(?:\{\s*((?>\d+))\s*\}|(\d))(?!\s*\^)")
+_SMALL_POWER = re.compile(r"(?<!\d)((?>\d+))\s*+\^\s*+(?:\{\s*+((?>\d+))\s*+\}|(\d))(?!\s*+\^)")
 _BIG = "\u2603"  # stands for an already-large power, so a tower built on it is refused
-_BIG_EXPONENT = re.compile(r"\^\s*\{?\s*" + _BIG)
-_FACTORIAL = re.compile(r"(?<!\d)((?>\d+)|" + _BIG + r")\s*\)?\s*\}?\s*!")
+_BIG_EXPONENT = re.compile(r"\^\s*+\{?\s*+" + _BIG)
+_FACTORIAL = re.compile(r"(?<!\d)((?>\d+)|" + _BIG + r")\s*+\)?\s*+\}?\s*+!")
 
 
 def _max_depth(text: str) -> int:

@@ -58,10 +58,10 @@ class WorkerHost:
         self._address: str | None = None
         self._key = b""
 
-    def _start(self) -> tuple[str, bytes]:
+    def _start(self) -> tuple[subprocess.Popen[bytes], str, bytes]:
         with self._lock:
             if self._proc is not None and self._proc.poll() is None and self._address is not None:
-                return self._address, self._key
+                return self._proc, self._address, self._key
             key = secrets.token_bytes(32)
             package_root = str(Path(__file__).resolve().parents[2])
             path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
@@ -79,28 +79,33 @@ class WorkerHost:
                 proc.kill()
                 raise HostGone(f"the math worker host did not start (exit code {proc.wait()})")
             self._proc, self._address, self._key = proc, line, key
-            return line, key
+            return proc, line, key
 
     def call(self, *request: Any) -> Any:
         """Send one request and wait for its answer; a host that died is started again once."""
         for attempt in (1, 2):
-            address, key = self._start()
+            proc, address, key = self._start()
             try:
                 with Client(address, authkey=key) as connection:
                     connection.send(request)
                     return connection.recv()
             except (OSError, EOFError) as exc:
-                self._forget()
+                self._forget(proc)
                 if attempt == 2:
                     raise HostGone(f"the math worker host is gone: {exc}") from None
         raise AssertionError("unreachable")
 
-    def _forget(self) -> None:
+    def _forget(self, failed: subprocess.Popen[bytes]) -> None:
+        """Drop the host that failed (not one another thread has started since), and end it."""
         with self._lock:
-            proc, self._proc, self._address = self._proc, None, None
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+            if self._proc is failed:
+                self._proc, self._address = None, None
+        if failed.poll() is None:
+            failed.kill()
+            failed.wait(5)
+        for pipe in (failed.stdin, failed.stdout):
+            if pipe is not None:
+                pipe.close()
 
     def close(self) -> None:
         """Stop the host and its pools (a later call starts them again)."""
@@ -271,7 +276,16 @@ def main() -> None:
         shutil.rmtree(folder, ignore_errors=True)
         os._exit(0)
 
+    def orphaned() -> None:  # a forked child of the parent may hold our stdin open: watch the parent too
+        parent = os.getppid()
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        scheduler.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        os._exit(0)
+
     threading.Thread(target=lifeline, daemon=True).start()
+    threading.Thread(target=orphaned, daemon=True).start()
     sys.stdout.write(str(listener.address) + "\n")
     sys.stdout.flush()
     while True:

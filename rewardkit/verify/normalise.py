@@ -23,7 +23,8 @@ from typing import NamedTuple
 
 __all__ = ["Canonical", "canonical", "has_unparsed", "normalise", "units_agree"]
 
-_SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|\s+")
+# White space goes, except between two digits: "2 3/4" (a mixed number) is not "23/4", "1 2" is not 12.
+_SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|(?<!\d)\s++|\s++(?!\d)")
 
 
 def normalise(answer: str) -> str:
@@ -32,6 +33,8 @@ def normalise(answer: str) -> str:
 
     >>> normalise("\\\\$32 , \\\\!348.")
     '32,348'
+    >>> normalise("2 3/4")
+    '2 3/4'
     """
     text = _SPACING.sub("", answer).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     return text[:-1] if text.endswith(".") else text
@@ -55,7 +58,7 @@ _ROOT_ATOM = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z]|\\pi\b)")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]|\.\d)")
 _LATEX_COMMA = re.compile(r"(?<=\d)\{,\}(?=\d)")
 
-_DEGREE = r"°|\^\s*\{?\s*\\circ\s*\}?|\\degree|\\text\{\s*degrees?\s*\}|degrees?|度"
+_DEGREE = r"°|\^\s*+\{?\s*+\\circ\s*+\}?|\\degree|\\text\{\s*+degrees?\s*+\}|degrees?|度"
 _UNITS = (
     # CJK units (longest first, so 平方米 is one unit, not 米)
     "平方厘米|平方分米|平方千米|平方米|立方厘米|立方米|厘米|毫米|分米|千米|公里|海里|米|千克|公斤|克|元|角|分钟|小时|秒|个|块|只|人|度"
@@ -67,15 +70,41 @@ _UNITS = (
     "|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
 )
 _UNIT = re.compile(
-    r"(?:\\(?:text|mbox|mathrm)\s*\{\s*(" + _UNITS + r")\s*\}|(" + _UNITS + r"))"
-    r"\s*(?:\^\s*\{?\s*(\d)\s*\}?|([²³]))?\s*$"
+    r"(?:\\(?:text|mbox|mathrm)\s*+\{\s*+(" + _UNITS + r")\s*+\}|(" + _UNITS + r"))"
+    r"\s*+(?:\^\s*+\{?\s*+(\d)\s*+\}?|([²³]))?\s*+$"
 )
-_DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*$")
-_PERCENT_END = re.compile(r"\\?%\s*$")
+_DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*+$")
+_PERCENT_END = re.compile(r"\\?%\s*+$")
 # What may stay once a unit is split off: a plain quantity, no letters beyond roots, pi and fractions.
 _QUANTITY_COMMANDS = re.compile(r"\\(?:sqrt|pi|frac|dfrac|tfrac|cdot|times|div)\b")
 _QUANTITY = re.compile(r"[\d\s+\-*/^(){}.,]*")
-_UNIT_NAMES = {"degree": "°", "degrees": "°", "度": "°"}
+# One spelling per unit, so that "12 cm" and "12 centimeters" (or 12厘米) agree; this is spelling, not
+# conversion: no unit ever becomes another.
+_UNIT_NAMES = {
+    **dict.fromkeys(("degree", "degrees", "度"), "°"),
+    **dict.fromkeys(("centimeter", "centimeters", "厘米"), "cm"),
+    **dict.fromkeys(("millimeter", "millimeters", "毫米"), "mm"),
+    **dict.fromkeys(("meter", "meters", "米"), "m"),
+    **dict.fromkeys(("kilometer", "kilometers", "千米", "公里"), "km"),
+    **dict.fromkeys(("分米",), "dm"),
+    **dict.fromkeys(("inch", "inches"), "in"),
+    **dict.fromkeys(("foot", "feet"), "ft"),
+    **dict.fromkeys(("yard", "yards"), "yd"),
+    **dict.fromkeys(("mile", "miles"), "mi"),
+    **dict.fromkeys(("hour", "hours", "小时"), "h"),
+    **dict.fromkeys(("minute", "minutes", "分钟"), "min"),
+    **dict.fromkeys(("second", "seconds", "秒"), "s"),
+    **dict.fromkeys(("kilogram", "kilograms", "千克", "公斤"), "kg"),
+    **dict.fromkeys(("gram", "grams", "克"), "g"),
+    **dict.fromkeys(("liter", "liters", "litre", "litres"), "L"),
+    **dict.fromkeys(("unit",), "units"),
+    **dict.fromkeys(("dollar",), "dollars"),
+    **dict.fromkeys(("cent",), "cents"),
+    **dict.fromkeys(("平方米",), "m^2"),
+    **dict.fromkeys(("平方厘米",), "cm^2"),
+    **dict.fromkeys(("立方米",), "m^3"),
+    **dict.fromkeys(("立方厘米",), "cm^3"),
+}
 
 
 def _roots(text: str) -> str:
@@ -134,6 +163,10 @@ def _thousands(text: str) -> str:
 
 
 def _is_quantity(text: str) -> bool:
+    """A plain quantity: digits, operators, roots, pi, fractions; not one that ends in an operator
+    (``2^m`` is a power of m, not 2^ metres)."""
+    if text.rstrip()[-1:] in ("+", "-", "*", "/", "^", "(", "{", ","):
+        return False
     text = _QUANTITY_COMMANDS.sub(" 1 ", text)
     return bool(_QUANTITY.fullmatch(text)) and any(char.isdigit() for char in text)
 

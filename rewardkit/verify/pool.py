@@ -74,7 +74,9 @@ def _clean(text: str) -> str:
     return text if encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
 
 
-_TRANSIENT = {"timeout", "worker_crashed", "memory_limit"}
+# Not verdicts on the pair: they depend on the worker, on this call's length limit or on the host's health.
+_TRANSIENT = {"timeout", "worker_crashed", "memory_limit", "answer_too_long", "gold_too_long"}
+MAX_GOLD_CHARS = 100_000  # a reference longer than this is not read (it is a document, not an answer)
 
 
 class MathVerifier:
@@ -144,7 +146,8 @@ class MathVerifier:
             return hit
 
     def _remember(self, key: Check, result: Result) -> None:
-        if result[1] in _TRANSIENT or self.cache_size <= 0:
+        reason = result[1]
+        if reason in _TRANSIENT or (reason or "").startswith("verify_error") or self.cache_size <= 0:
             return
         with self._lock:
             self._cache[key] = result
@@ -187,6 +190,8 @@ class MathVerifier:
         if guards and len(check.prediction) > max_chars:  # before any other work on a long text
             self._count("guarded")
             return (False, "answer_too_long"), check
+        if len(check.gold) > MAX_GOLD_CHARS:
+            return (None, "gold_too_long"), check
         if not encodable(check.prediction):  # lone surrogates: a model emitted broken text, not an answer
             self._count("guarded")
             return (False, "invalid_unicode"), check

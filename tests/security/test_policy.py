@@ -255,3 +255,11 @@ def test_the_service_knows_rewards_only_through_their_contract() -> None:
                     assert module in ALLOWED_IMPORTS, f"{path.name} imports {module}"
                 assert module.split(".")[0] not in {"pebble", "math_verify", "openai"}, path.name
         assert "_verifiers" not in path.read_text()
+
+
+def test_numbers_too_large_for_a_float_are_a_bad_parameter_not_a_crash() -> None:
+    for name, params in (("math", {"correct": 10**400}), ("repetition", {"max_penalty": -(10**400)})):
+        with pytest.raises(rewardkit.RewardError, match="too large"):
+            RemotePolicy().build(name, params)
+    with pytest.raises(ValueError, match="non-negative number"):
+        RemotePolicy(caps={"math": {"timeout_s": 10**400}})
