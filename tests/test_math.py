@@ -256,7 +256,7 @@ def test_the_host_exits_with_its_parent_even_when_a_forked_child_holds_its_stdin
 
     def alive() -> bool:
         try:
-            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+            return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
         except psutil.NoSuchProcess:
             return False
 
