@@ -131,11 +131,9 @@ class MathEquivalence(Reward):
                 [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
             )
             for (i, check), (equal, reason) in zip(pending, results, strict=True):
-                detail = {
-                    "answer": check.prediction,
-                    "gold": check.gold,
-                    "compared": f"{canonical(check.prediction)} vs {canonical(check.gold)}",
-                }
+                detail = {"answer": check.prediction, "gold": check.gold}
+                if reason not in ("answer_too_long", "gold_too_long"):  # refused unread: nothing compared
+                    detail["compared"] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
                 verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
         judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
         return revalue(judged, self.correct, self.wrong)
