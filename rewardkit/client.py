@@ -85,7 +85,12 @@ class ScoreResult:
 def _func_json(func: str | FuncSpec) -> str | dict[str, Any]:
     if isinstance(func, str):
         return func
-    return {"name": func.name, "weight": func.weight, "params": dict(func.params)}
+    body: dict[str, Any] = {"name": func.name, "weight": func.weight, "params": dict(func.params)}
+    if func.alias is not None:
+        body["alias"] = func.alias
+    if func.columns is not None:
+        body["columns"] = dict(func.columns)
+    return body
 
 
 def check_funcs(
@@ -100,7 +105,11 @@ def check_funcs(
     for func in funcs:
         spec = FuncSpec(func) if isinstance(func, str) else func
         params = _check_params(rewards, spec.name, dict(spec.params), base_url, 0)
-        out.append(func if isinstance(func, str) else FuncSpec(spec.name, params, spec.weight))
+        out.append(
+            func
+            if isinstance(func, str)
+            else FuncSpec(spec.name, params, spec.weight, spec.alias, spec.columns)
+        )
     return out
 
 

@@ -20,12 +20,14 @@ import contextvars
 import itertools
 import logging
 import math
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 __all__ = [
+    "BackendUnavailable",
     "ColumnError",
     "Completion",
     "DeadlineExceeded",
@@ -45,6 +47,9 @@ __all__ = [
 
 logger = logging.getLogger("rewardkit")
 
+MAX_ALIAS = 64
+ALIAS_RE = re.compile(rf"^[A-Za-z][A-Za-z0-9_.\-]{{0,{MAX_ALIAS - 1}}}$")
+
 #: A completion as trainers pass it: plain text, or a list of chat messages.
 Completion = str | Sequence[Mapping[str, Any]]
 
@@ -55,6 +60,11 @@ class RewardError(ValueError):
 
 class ColumnError(RewardError):
     """A required column is missing, or a column is not aligned with the completions."""
+
+
+class BackendUnavailable(RuntimeError):
+    """Something a reward needs outside the process (a judge endpoint) could not be reached at all: the
+    batch fails loudly rather than scoring every item ``None``."""
 
 
 class DeadlineExceeded(TimeoutError):
@@ -253,10 +263,47 @@ class Reward(abc.ABC):
     name: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()
     optional_columns: ClassVar[tuple[str, ...]] = ()
+    #: set per instance by :meth:`configure` (``rewardkit.get(..., alias=..., columns=...)``)
+    _alias: str | None = None
+    _column_map: Mapping[str, str] | None = None
 
     @property
     def __name__(self) -> str:
-        return self.reward_name
+        """What trainers log this reward under: its alias, or its registry name."""
+        return self._alias or self.reward_name
+
+    def configure(self, *, alias: str | None = None, columns: Mapping[str, str] | None = None) -> Reward:
+        """Name this instance ``alias`` (its ``__name__``, so a trainer's metric name) and read the reward's
+        columns from the caller's: ``columns={"solution": "answer"}`` reads ``solution`` from ``answer``.
+        Returns the reward itself. ``ValueError`` for a bad alias or map."""
+        if alias is not None:
+            if not isinstance(alias, str) or not ALIAS_RE.match(alias):
+                raise ValueError(
+                    f"alias must be 1-{MAX_ALIAS} characters: letters, digits, '_ . -', starting with a "
+                    f"letter; got {alias!r}"
+                )
+            object.__setattr__(self, "_alias", alias)
+        if columns is not None:
+            if not isinstance(columns, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) and k and v for k, v in columns.items()
+            ):
+                raise ValueError('columns must map column names to column names, e.g. {"solution": "answer"}')
+            unknown = sorted(set(columns) - set(self.accepted_columns))
+            if unknown:
+                raise ValueError(
+                    f"columns: {self.reward_name!r} reads no column(s) {', '.join(unknown)}; it reads "
+                    f"{', '.join(self.accepted_columns) or 'none'}"
+                )
+            object.__setattr__(self, "_column_map", dict(columns))
+        return self
+
+    def caller_columns(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(required, optional) columns under the names the caller's data has them (after ``columns=``)."""
+        rename = self._column_map or {}
+        return (
+            tuple(rename.get(c, c) for c in self.required_columns),
+            tuple(rename.get(c, c) for c in self.optional),
+        )
 
     @property
     def reward_name(self) -> str:
@@ -323,17 +370,21 @@ class Reward(abc.ABC):
             )
         n = len(completions)
         bound: dict[str, list[Any]] = {}
+        rename = self._column_map or {}
         for name in self.required_columns:
-            if name not in columns:
+            source = rename.get(name, name)
+            if source not in columns:
                 given = ", ".join(sorted(columns)) or "none"
+                mapped = f" (read as {name!r})" if source != name else ""
                 raise ColumnError(
-                    f"reward {self.reward_name!r}: required column {name!r} is missing "
+                    f"reward {self.__name__!r}: required column {source!r}{mapped} is missing "
                     f"(expected a list of {n} values, one per completion; columns given: {given})"
                 )
-            bound[name] = as_column(name, columns[name], n, self.reward_name)
+            bound[name] = as_column(source, columns[source], n, self.__name__)
         for name in self.optional:  # bound only when given, so the reward's defaults apply
-            if columns.get(name) is not None:
-                bound[name] = as_column(name, columns[name], n, self.reward_name)
+            source = rename.get(name, name)
+            if columns.get(source) is not None:
+                bound[name] = as_column(source, columns[source], n, self.__name__)
         return bound
 
     @abc.abstractmethod
@@ -361,7 +412,9 @@ class Reward(abc.ABC):
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"<reward {self.reward_name}({args})>"
+        named = f" as {self._alias}" if self._alias else ""
+        mapped = f" columns={dict(self._column_map)}" if self._column_map else ""
+        return f"<reward {self.reward_name}({args}){named}{mapped}>"
 
 
 class ItemReward(Reward):

@@ -39,11 +39,15 @@ def _get(name: str, params: Mapping[str, Any]) -> Reward:
 
 @dataclass(frozen=True)
 class FuncSpec:
-    """One reward of a request: its registry name, parameters and weight in the summed reward."""
+    """One reward of a request: its registry name, parameters and weight in the summed reward; ``alias``
+    keys its results (and is its ``__name__``), ``columns`` maps its columns to the caller's (see
+    :func:`rewardkit.get`)."""
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
     weight: float = 1.0
+    alias: str | None = None
+    columns: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         w = self.weight
@@ -63,14 +67,16 @@ class BatchResult:
     """Scores of several rewards over one batch.
 
     ``rewards[i]`` is the weighted sum over funcs ignoring ``None`` (``None`` when every func gave
-    ``None``); ``scores`` and ``errors`` are keyed by func name, ``"name#2"`` for the second request of the
-    same name; ``errors`` holds only the funcs that gave a reason for at least one item.
+    ``None``); ``scores`` and ``errors`` are keyed by func name (its alias when it has one), ``"name#2"`` for
+    the second request of the same name; ``errors`` holds only the funcs that gave a reason for at least one
+    item. ``names`` gives each key's registry name (what metrics are labelled by).
     """
 
     rewards: list[float | None]
     scores: dict[str, list[float | None]]
     errors: dict[str, list[str | None]]
     timing_ms: dict[str, float]
+    names: dict[str, str] = field(default_factory=dict)
 
 
 def resolve(
@@ -88,8 +94,14 @@ def resolve(
             built.append((func, 1.0))
         else:
             spec = FuncSpec(func) if isinstance(func, str) else func
-            built.append((build(spec.name, spec.params), float(spec.weight)))
-    keys = result_keys([reward.reward_name for reward, _ in built])
+            reward = build(spec.name, spec.params)
+            if spec.alias is not None or spec.columns is not None:
+                try:
+                    reward.configure(alias=spec.alias, columns=spec.columns)
+                except ValueError as exc:
+                    raise RewardError(f"reward {spec.name!r}: {exc}") from None
+            built.append((reward, float(spec.weight)))
+    keys = result_keys([reward.__name__ for reward, _ in built])
     return [(key, reward, weight) for key, (reward, weight) in zip(keys, built, strict=True)]
 
 
@@ -191,4 +203,5 @@ def _combine(
         weighted = [value * weight for value, weight in present if value is not None]
         total = sum(weighted) if weighted else None
         rewards.append(total if total is None or math.isfinite(total) else None)
-    return BatchResult(rewards, scores, errors, timing)
+    names = {key: reward.reward_name for key, reward, _ in resolved}
+    return BatchResult(rewards, scores, errors, timing, names)

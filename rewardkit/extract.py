@@ -16,7 +16,30 @@ __all__ = [
     "last_tag_block",
     "lenient_answer",
     "math_answer",
+    "strip_special_tail",
 ]
+
+#: end-of-turn tokens a trainer may leave in a decoded completion (OpenRLHF keeps special tokens): ChatML and
+#: Llama 3 style ``<|...|>``, DeepSeek's full-width ``<｜...｜>``, and the classic ``</s>``, ``<eos>``, ...
+_SPECIAL_TAIL = re.compile(
+    r"(?:<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</s>|<eos>|<end_of_turn>|<pad>)\s*\Z"
+)
+
+
+def strip_special_tail(text: str) -> str:
+    """``text`` without the special tokens (and white space) it ends with.
+
+    >>> strip_special_tail("<answer>4</answer><|im_end|>\n<|endoftext|>")
+    '<answer>4</answer>'
+    >>> strip_special_tail("<answer>4</answer></s>")
+    '<answer>4</answer>'
+    """
+    text = text.rstrip()
+    while True:
+        match = _SPECIAL_TAIL.search(text, max(0, len(text) - 48))  # a token is short: look at the end only
+        if match is None:
+            return text
+        text = text[: match.start()].rstrip()
 
 
 def last_tag_block(text: str, tag: str = "answer") -> str | None:

@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "rewardkit.rewards"
+#: keyword arguments of :func:`get` that configure any reward, so no reward may take them as parameters
+RESERVED_PARAMS = frozenset({"alias", "columns"})
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 
 T = TypeVar("T")
@@ -149,6 +151,7 @@ class FunctionReward(Reward):
         return (
             _rebuild_function_reward,
             (self._func, self._name, self._columns, self._optional, self._params),
+            {"_alias": self._alias, "_column_map": self._column_map},
         )
 
 
@@ -262,6 +265,12 @@ def register(
             factory = functools.partial(FunctionReward, obj, name, required, optional)
         else:
             raise ValueError(f"cannot register {name!r}: {obj!r} is neither a function nor a Reward class")
+        reserved = sorted(set(params) & RESERVED_PARAMS)
+        if reserved:
+            raise ValueError(
+                f"cannot register {name!r}: {', '.join(reserved)} is reserved (rewardkit.get(..., alias=..., "
+                "columns=...) names a configured reward and maps its columns); rename the parameter"
+            )
         callers = _caller_params(name, caller_params, params)
         defaults = dict(remote_defaults or {})
         if set(defaults) - set(params):
@@ -372,8 +381,17 @@ def info(name: str) -> RewardInfo:
     return _entry(name).info
 
 
-def get(name: str, **params: Any) -> Reward:
-    """A configured reward: a callable with the reward contract whose ``__name__`` is ``name``.
+def get(
+    name: str, *, alias: str | None = None, columns: Mapping[str, str] | None = None, **params: Any
+) -> Reward:
+    """A configured reward: a callable with the reward contract whose ``__name__`` is ``name`` (or ``alias``).
+
+    Args:
+        alias: the name trainers log it under (``__name__``; TRL's ``rewards/<alias>/mean``), so two
+            configurations of one reward log apart.
+        columns: where the reward's columns are in the caller's data, ``{reward's column: caller's column}``;
+            ``{"solution": "answer"}`` scores GSM8K-style data whose gold column is ``answer``.
+        **params: the reward's parameters.
 
     Raises:
         UnknownRewardError: no such reward (the message lists the registered ones).
@@ -382,6 +400,9 @@ def get(name: str, **params: Any) -> Reward:
     >>> import rewardkit
     >>> rewardkit.get("countdown", format_score=0.1).__name__
     'countdown'
+    >>> strict = rewardkit.get("math", alias="gsm8k_acc", columns={"solution": "answer"})
+    >>> strict.__name__, strict(["#### 42", "#### 41"], answer=["42", "42"])
+    ('gsm8k_acc', [1.0, 0.0])
     >>> rewardkit.get("countdown", format_score=7)
     Traceback (most recent call last):
     ...
@@ -393,7 +414,10 @@ def get(name: str, **params: Any) -> Reward:
         allowed = ", ".join(sorted(entry.info.params)) or "none"
         raise RewardError(f"reward {name!r} has no parameter(s) {', '.join(unknown)}; parameters: {allowed}")
     try:
-        return entry.factory(**params)
+        reward = entry.factory(**params)
+        if alias is not None or columns is not None:
+            reward.configure(alias=alias, columns=columns)
+        return reward
     except RewardError:
         raise
     except ValueError as exc:  # the reward's own validation; one exception type for every adapter

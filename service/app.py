@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rewardkit import __version__, registry
-from rewardkit.core import DeadlineExceeded, Reward, RewardError
+from rewardkit.core import BackendUnavailable, DeadlineExceeded, Reward, RewardError
 from rewardkit.registry import UnknownRewardError
 
 from .metrics import Metrics
@@ -164,6 +164,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def invalid_body(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
         return SafeJSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
+
+    @app.exception_handler(BackendUnavailable)
+    async def backend_down(request: Request, exc: BackendUnavailable) -> SafeJSONResponse:
+        # 503: the client retries it with backoff, then fails the step loudly
+        return SafeJSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
 
     @app.exception_handler(DeadlineExceeded)
     async def too_slow(request: Request, exc: DeadlineExceeded) -> SafeJSONResponse:

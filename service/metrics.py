@@ -45,7 +45,7 @@ class Metrics:
 
     def observe_batch(self, result: BatchResult) -> None:
         for key, values in result.scores.items():
-            func = key.split("#", 1)[0]
+            func = result.names.get(key) or key.split("#", 1)[0]  # the registry key: no series per alias
             self.items.labels(func).inc(len(values))
             counts = collections.Counter(
                 r.split(":", 1)[0] for r in result.errors.get(key, ()) if r is not None

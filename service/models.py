@@ -9,6 +9,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
+from rewardkit.core import ALIAS_RE, MAX_ALIAS
 from rewardkit.engine import MAX_WEIGHT
 
 Completion = str | list[dict[str, Any]]
@@ -61,6 +62,18 @@ class FuncRequest(BaseModel):
     name: str = Field(min_length=1, examples=["countdown"])
     weight: float = 1.0
     params: dict[str, Any] = Field(default_factory=dict, examples=[{"format_score": 0.1}])
+    alias: str | None = Field(
+        default=None,
+        max_length=MAX_ALIAS,
+        pattern=ALIAS_RE.pattern,
+        description="The key of this func's scores and errors (two configurations of one reward apart).",
+    )
+    columns: dict[str, str] | None = Field(
+        default=None,
+        max_length=64,
+        description="Where the reward's columns are in this request: {reward's column: request's column}.",
+        examples=[{"solution": "answer"}],
+    )
 
     @field_validator("weight")
     @classmethod

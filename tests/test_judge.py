@@ -162,12 +162,59 @@ def test_custom_template_columns(fake_judge: FakeJudge, tmp_path: Path) -> None:
         rewardkit.get("llm_judge", template="no placeholder for the answer")
 
 
-def test_question_or_prompt_is_required(fake_judge: FakeJudge) -> None:
+def test_the_question_comes_from_question_prompt_prompts_or_messages(fake_judge: FakeJudge) -> None:
     judge = rewardkit.get("llm_judge")
-    with pytest.raises(ColumnError, match="'question' \\(or 'prompt'\\)"):
+    with pytest.raises(ColumnError, match="'question', 'prompt', 'prompts', 'messages'"):
         judge(["a"], solution=["b"])
     chat_prompt = [[{"role": "system", "content": "s"}, {"role": "user", "content": "prompt SCORE:1"}]]
     assert judge(["a"], prompt=chat_prompt) == [0.1]
+    assert judge(["a"], prompts=["trl prompt SCORE:2"]) == [0.2]  # TRL: prompts=, no prompt
+    parts = [{"type": "text", "text": "trl chat SCORE:3"}]
+    assert judge(["a"], prompts=[[{"role": "user", "content": parts}]]) == [0.3]
+    swift_messages = [  # ms-swift: the conversation, the completion appended as the assistant's turn
+        [
+            {"role": "user", "content": "swift SCORE:4"},
+            {"role": "assistant", "content": "a"},
+        ]
+    ]
+    assert judge(["a"], messages=swift_messages) == [0.4]
+    # the first of the columns found wins
+    assert judge(["a"], question=["q SCORE:5"], prompts=["p SCORE:6"]) == [0.5]
+    renamed = rewardkit.get("llm_judge", columns={"question": "problem"})
+    assert renamed(["a"], problem=["renamed SCORE:7"]) == [0.7]
+
+
+def _dead_url() -> str:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_an_unreachable_judge_fails_the_batch_naming_the_url(fake_judge: FakeJudge) -> None:
+    from rewardkit.rewards.judge import JudgeUnavailableError
+
+    url = _dead_url()
+    judge = rewardkit.get("llm_judge", base_url=url, max_retries=1)
+    with pytest.raises(JudgeUnavailableError, match=f"none of 2 calls reached the judge at {url}"):
+        judge(["a", "b"], question=["q1", "q2"])
+    quiet = rewardkit.get("llm_judge", base_url=url, max_retries=0, on_unavailable="none")
+    scored = quiet.score_detailed(["a", "b"], question=["q1", "q2"])
+    assert scored.values == [None, None] and scored.reasons == ["connection_error"] * 2
+    with pytest.raises(ValueError, match="on_unavailable"):
+        rewardkit.get("llm_judge", on_unavailable="ignore")
+
+
+def test_one_reachable_call_keeps_the_batch() -> None:
+    # a cached verdict counts as reached: the batch is not failed for the calls that could not go out
+    own = FakeJudge()
+    judge = rewardkit.get("llm_judge", base_url=own.url, max_retries=0)
+    assert judge(["x"], question=["outage SCORE:8"]) == [0.8]
+    own.close()
+    scored = judge.score_detailed(["x", "y"], question=["outage SCORE:8", "outage SCORE:9"])
+    assert scored.values == [0.8, None] and scored.reasons == [None, "connection_error"]
 
 
 def test_async_variant_runs_on_the_callers_loop(fake_judge: FakeJudge) -> None:

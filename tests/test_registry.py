@@ -266,3 +266,59 @@ def test_failed_class_registration_leaves_the_class_untouched() -> None:
     assert Twin.name == ""
     rewardkit.register("twin")(Twin)
     assert rewardkit.get("twin")(["a"]) == [1.0]
+
+
+def test_get_alias_and_columns_configure_one_instance() -> None:
+    acc = rewardkit.get("math", alias="gsm8k_acc", columns={"solution": "answer"})
+    assert acc.__name__ == "gsm8k_acc" and acc.reward_name == "math"
+    assert acc(["#### 42", "#### 41"], answer=["42", "42"]) == [1.0, 0.0]
+    assert acc.caller_columns() == (("answer",), ())
+    with pytest.raises(rewardkit.ColumnError, match="'answer' \\(read as 'solution'\\) is missing"):
+        acc(["#### 42"], solution=["42"])
+    again = pickle.loads(pickle.dumps(acc))  # trainers ship rewards to workers
+    assert again.__name__ == "gsm8k_acc" and again(["#### 7"], answer=["7"]) == [1.0]
+    fmt = rewardkit.get("format", alias="fmt_strict")
+    assert pickle.loads(pickle.dumps(fmt)).__name__ == "fmt_strict"
+    assert rewardkit.get("format").__name__ == "format"  # other instances keep the registry name
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"alias": "2bad"}, "alias must be"),
+        ({"alias": "x" * 65}, "alias must be"),
+        ({"alias": "a b"}, "alias must be"),
+        ({"columns": {"nope": "answer"}}, "reads no column"),
+        ({"columns": {"solution": 3}}, "columns must map"),
+        ({"columns": ["solution"]}, "columns must map"),
+    ],
+)
+def test_bad_alias_or_columns_are_refused(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(rewardkit.RewardError, match=message):
+        rewardkit.get("math", **kwargs)
+
+
+@pytest.mark.parametrize("reserved", ["alias", "columns"])
+def test_registration_refuses_reserved_parameter_names(reserved: str) -> None:
+    def reward(completions: list[str], **kwargs: Any) -> list[float]:
+        return [0.0] * len(completions)
+
+    namespace: dict[str, Any] = {}
+    exec(f"def f(completions, *, {reserved}=None, **kwargs):\n    return [0.0] * len(completions)", namespace)
+    with pytest.raises(ValueError, match=f"{reserved} is reserved"):
+        rewardkit.register("reserved_test")(namespace["f"])
+    assert "reserved_test" not in {i.name for i in rewardkit.list_rewards()}
+    rewardkit.register("reserved_ok")(reward)
+    rewardkit.registry.unregister("reserved_ok")
+
+
+def test_aliases_key_the_engine_results() -> None:
+    from rewardkit.engine import FuncSpec, score_batch
+
+    result = score_batch(
+        [FuncSpec("format", alias="fmt"), FuncSpec("format", {"think_prefilled": True}, alias="fmt_pre")],
+        ["<think>a</think><answer>4</answer>", "a</think><answer>4</answer>"],
+        {},
+    )
+    assert result.scores == {"fmt": [1.0, 0.0], "fmt_pre": [0.0, 1.0]}
+    assert result.names == {"fmt": "format", "fmt_pre": "format"}

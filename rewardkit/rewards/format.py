@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, ItemReward, Verdict, binary_values
+from rewardkit.extract import strip_special_tail
 from rewardkit.registry import named, register
 
 __all__ = ["FormatTags", "check_format", "format_tags"]
@@ -20,7 +21,8 @@ def check_format(
 ) -> str | None:
     """Why ``text`` breaks the tag format, or ``None`` when it follows it.
 
-    Leading and trailing whitespace are ignored; the blocks must follow each other separated only by
+    Leading and trailing whitespace, and special tokens at the end (``<|im_end|>``, ``</s>``, ...), are
+    ignored; the blocks must follow each other separated only by
     whitespace, no block may contain an opening or closing tag of the listed names, and the last block must
     not be empty. With ``think_prefilled`` the prompt already opened the first tag.
 
@@ -30,8 +32,10 @@ def check_format(
     'empty:answer'
     >>> check_format("hmm</think><answer>4</answer>", think_prefilled=True) is None
     True
+    >>> check_format("<think>hmm</think><answer>4</answer><|im_end|>") is None
+    True
     """
-    text = text.strip()
+    text = strip_special_tail(text.strip())
     pos, last = 0, len(tags) - 1
     markers = [(f"<{t}>", f"</{t}>") for t in tags]
     for i, tag in enumerate(tags):

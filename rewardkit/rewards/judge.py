@@ -23,6 +23,7 @@ from typing import Any
 
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import (
+    BackendUnavailable,
     ColumnError,
     Completion,
     DeadlineExceeded,
@@ -47,6 +48,7 @@ from rewardkit.retry import retry_after_s, retrying
 
 __all__ = [
     "JudgeConfigError",
+    "JudgeUnavailableError",
     "LLMJudge",
     "check_inline_template",
     "encode_image",
@@ -56,12 +58,44 @@ __all__ = [
 ]
 
 _BUILTIN_FIELDS = {"question", "solution", "completion"}
+#: where the question is read from, first found first: TRL passes ``prompts``, ms-swift ``messages``
+QUESTION_COLUMNS = ("question", "prompt", "prompts", "messages")
+UNREACHABLE = frozenset({"connection_error"})  # a timeout reached a server: it may be slow, not down
 _limits: dict[tuple[str, int], SharedLimit] = {}  # judge calls in flight, per endpoint, across requests
 _limits_lock = threading.Lock()
 
 
 class JudgeConfigError(RewardError):
     """The judge endpoint refused the configuration (401/403/404): fix the setting, not the data."""
+
+
+class JudgeUnavailableError(BackendUnavailable):
+    """No call of a batch reached the judge endpoint, after the retries: training on a batch of ``None``
+    would go on with no signal. ``on_unavailable="none"`` gives those items ``None`` instead."""
+
+
+def question_text(value: Any) -> str:
+    """The question of one row: a string as it is; of a chat (a ``prompts`` or ``messages`` row), the last
+    user message's text.
+
+    >>> question_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
+    ...                {"role": "assistant", "content": "4"}])
+    '2+2?'
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
+        if not users:
+            return ""
+        content = users[-1].get("content")
+        if isinstance(content, list):  # OpenAI-style parts
+            texts = (p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text")
+            return "".join(t for t in texts if isinstance(t, str))
+        return "" if content is None else str(content)
+    return str(value)
 
 
 def _setting(value: Any, env: str) -> Any:
@@ -71,7 +105,7 @@ def _setting(value: Any, env: str) -> Any:
 @register(
     "llm_judge",
     columns=[],
-    optional_columns=["question", "prompt", "solution", "images"],
+    optional_columns=[*QUESTION_COLUMNS, "solution", "images"],
     # Where the server's key goes (base_url, model, api_key_env), what it reads (files) and how much it holds
     # (cache, total calls in flight) are the operator's; a caller sizes its own request within caps.
     caller_params={
@@ -81,6 +115,7 @@ def _setting(value: Any, env: str) -> Any:
         "max_retries": CallerParam(cap=10),
         "temperature": CallerParam(cap=2),
         "max_image_side": CallerParam(cap=4096),
+        "on_unavailable": CallerParam(),
     },
     remote_defaults={"local_files": False, "image_urls": False},
 )
@@ -94,7 +129,11 @@ class LLMJudge(Reward):
     to the judge (which fetches them). Both are on in-process and off for remote callers of a service.
     ``max_total_concurrency`` bounds the calls in flight to one endpoint across every batch of the process.
     ``client``: an ``openai.AsyncOpenAI``-like client to use instead of one made from the settings (tests,
-    custom transports); it is not closed by the judge.
+    custom transports); it is not closed by the judge. ``on_unavailable``: ``"raise"`` (the default) raises
+    :class:`JudgeUnavailableError` when no call of a batch reached the endpoint; ``"none"`` scores those
+    items ``None`` (reason ``connection_error``).
+    The question is read from the first of the columns ``question``, ``prompt``, ``prompts`` and
+    ``messages`` that is given (a chat: its last user message).
     """
 
     base_url: str | None = None
@@ -111,6 +150,7 @@ class LLMJudge(Reward):
     image_urls: bool = True
     max_image_pixels: int = 25_000_000
     max_total_concurrency: int = 256
+    on_unavailable: str = "raise"
     client: Any = None
 
     def __post_init__(self) -> None:
@@ -143,6 +183,10 @@ class LLMJudge(Reward):
             raise ValueError(f"llm_judge: {exc}") from None
         if "completion" not in fields:
             raise ValueError("llm_judge: the template must contain {completion}")
+        if self.on_unavailable not in ("raise", "none"):
+            raise ValueError(
+                f"llm_judge: on_unavailable must be 'raise' or 'none', got {self.on_unavailable!r}"
+            )
         for flag in ("local_files", "image_urls"):
             if not isinstance(getattr(self, flag), bool):
                 raise ValueError(f"llm_judge: {flag} must be true or false")
@@ -178,7 +222,7 @@ class LLMJudge(Reward):
 
     @property
     def optional(self) -> tuple[str, ...]:
-        return ("question", "prompt", "solution", "images")
+        return (*QUESTION_COLUMNS, "solution", "images")
 
     def params(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env}
@@ -188,11 +232,13 @@ class LLMJudge(Reward):
         self, completions: Sequence[Completion], columns: dict[str, Any]
     ) -> dict[str, list[Any]]:
         bound = super().bind_columns(completions, columns)
-        if "question" not in bound and "prompt" not in bound:
+        if not any(name in bound for name in QUESTION_COLUMNS):
             given = ", ".join(sorted(columns)) or "none"
+            rename = self._column_map or {}
+            wanted = ", ".join(repr(rename.get(c, c)) for c in QUESTION_COLUMNS)
             raise ColumnError(
-                f"reward 'llm_judge': required column 'question' (or 'prompt') is missing "
-                f"(expected a list of {len(completions)} values; columns given: {given})"
+                f"reward {self.__name__!r}: it needs the question, from one of the columns {wanted} "
+                f"(a list of {len(completions)} values; columns given: {given})"
             )
         return bound
 
@@ -228,10 +274,8 @@ class LLMJudge(Reward):
         text = completion_text(completion)
         if text is None:
             raise ValueError("invalid_completion")
-        question = columns.get("question", columns.get("prompt", [None] * (i + 1)))[i]
-        if isinstance(question, list):  # a chat prompt: its last user message
-            users = [m.get("content") for m in question if isinstance(m, dict) and m.get("role") == "user"]
-            question = users[-1] if users else ""
+        source = next(name for name in QUESTION_COLUMNS if name in columns)
+        question = question_text(columns[source][i])
         values = {name: columns[name][i] for name in self.required_columns}
         solution = columns["solution"][i] if "solution" in columns else None
         values.update(
@@ -302,6 +346,12 @@ class LLMJudge(Reward):
         finally:
             if own_client:
                 await client.close()
+        if self.on_unavailable == "raise" and outcomes and all(o[1] in UNREACHABLE for o in outcomes):
+            raise JudgeUnavailableError(
+                f"llm_judge: none of {len(outcomes)} calls reached the judge at {self.base_url} after "
+                f"{self.max_retries} retries ({outcomes[0][1]}). Check that the server is up and reachable "
+                "from here, and the base URL and port; on_unavailable='none' scores such items None instead."
+            )
         for key, (value, reason, raw) in zip(requests, outcomes, strict=True):
             for i in requests[key]:
                 values[i], reasons[i], details[i] = value, reason, raw
@@ -396,7 +446,7 @@ def llm_judge(
 
     Args:
         completions: strings or chat message lists.
-        question: the question per completion (a ``prompt`` column works too).
+        question: the question per completion (``prompt``, ``prompts`` or ``messages`` columns work too).
         solution: optional reference answers.
         images: optional images per completion (paths, ``http(s)``/``data:`` URLs, bytes, PIL images).
         **kwargs: judge settings (``base_url``, ``model``, ``api_key_env``, ``template``, ``max_concurrency``,

@@ -59,7 +59,10 @@ async def score(
     body: ScoreRequest, request: Request, settings: SettingsDep, metrics: MetricsDep
 ) -> SafeJSONResponse:
     check_batch(len(body.completions), settings.max_batch)
-    funcs = [f if isinstance(f, str) else FuncSpec(f.name, f.params, f.weight) for f in body.funcs]
+    funcs = [
+        f if isinstance(f, str) else FuncSpec(f.name, f.params, f.weight, f.alias, f.columns)
+        for f in body.funcs
+    ]
     result = await run_batch(request, settings, funcs, body.completions, body.columns)
     metrics.observe_batch(result)
     # The engine's result already has the response's shape: sent as it is. (FastAPI re-validating it, or
