@@ -6,7 +6,10 @@
     client.score(["countdown"], ["<answer>6 * 4</answer>"], target=[24], nums=[[4, 6]]).rewards   # [1.0]
     trl_reward = remote_reward("math", "http://127.0.0.1:8000", timeout_s=5.0)   # reward_funcs=[trl_reward]
 
-Batches over the server's limit are split; connection errors, 429 and 5xx are retried with exponential
+HTTP settings are named ``http_*`` (``http_timeout_s``, ``http_max_retries``, ...), apart from a reward's own
+parameters (the math reward's ``timeout_s``, the judge's ``max_retries``). A batch is split into requests of
+at most the smaller of ``max_batch`` and the server's limit, each under the server's body limit (both read
+from ``GET /rewards``); connection errors, 429 and 5xx are retried with exponential
 backoff (``Retry-After`` is honoured); other 4xx, and a 504 that says the request ran past the server's
 deadline (the same batch would fail again), are raised at once as :class:`RewardServiceError`.
 
@@ -141,6 +144,10 @@ def _check_params(
             params[param] = read_if_file(value)
         if policy.get("reward_spec"):
             params[param] = _nested(rewards, value, base_url, depth + 1)
+        if policy.get("reward_spec_map"):
+            if not isinstance(value, dict):
+                raise PolicyError(f"reward {name!r}: parameter {param!r} maps keys to rewards")
+            params[param] = {k: _nested(rewards, v, base_url, depth + 1) for k, v in value.items()}
     return params
 
 
@@ -150,11 +157,9 @@ def _nested(rewards: dict[str, Any], value: Any, base_url: str, depth: int) -> A
         return value
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         inner = dict(value.get("params") or {})
-        return {
-            "name": value["name"],
-            "params": _check_params(rewards, value["name"], inner, base_url, depth),
-        }
-    raise PolicyError('a nested reward is a name or {"name": ..., "params": {...}}')
+        out = {**value, "params": _check_params(rewards, value["name"], inner, base_url, depth)}
+        return out
+    raise PolicyError('a nested reward is a name or {"name": ..., "params": {...}, "columns": {...}}')
 
 
 def json_body(body: Any) -> bytes:
@@ -213,10 +218,10 @@ class _Retrying:
         base_url: str,
         token: str | None = None,
         *,
-        timeout_s: float = 120.0,
-        max_retries: int = 5,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 30.0,
+        http_timeout_s: float = 120.0,
+        http_max_retries: int = 5,
+        http_backoff_s: float = 0.5,
+        http_max_backoff_s: float = 30.0,
         max_batch: int = 16_384,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -224,9 +229,51 @@ class _Retrying:
         self.headers = {"Content-Type": "application/json"}
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
-        self.timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-        self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
+        self.timeout = httpx.Timeout(http_timeout_s, connect=min(10.0, http_timeout_s))
+        self.max_retries, self.backoff_s, self.max_backoff_s = (
+            http_max_retries,
+            http_backoff_s,
+            http_max_backoff_s,
+        )
         self.max_batch = max_batch
+
+    def _bodies(
+        self,
+        server: dict[str, Any],
+        funcs: Sequence[str | FuncSpec],
+        completions: Sequence[Completion],
+        columns: dict[str, Any],
+    ) -> list[bytes]:
+        """The request bodies of a batch: at most the smaller of our and the server's ``max_batch`` items
+        each, and each under the server's body limit (a chunk over it is halved until it fits)."""
+        size = min(self.max_batch, int(server.get("max_batch") or self.max_batch))
+        limit = int(float(server.get("max_body_mb") or 64.0) * 1024 * 1024 * 0.98)  # headroom for framing
+        pending = list(reversed(_chunks(len(completions), max(1, size))))
+        bodies: list[bytes] = []
+        while pending:
+            start, end = pending.pop()
+            body = json_body(_body(funcs, completions, columns, start, end))
+            if len(body) <= limit:
+                bodies.append(body)
+            elif end - start > 1:
+                middle = (start + end) // 2
+                pending += [(middle, end), (start, middle)]  # the first half goes first
+            else:
+                raise RewardServiceError(
+                    f"completion {start} alone makes a request of {len(body):,} bytes, over the server's "
+                    f"limit of {limit:,} (REWARDKIT_MAX_BODY_MB on {self.base_url})",
+                    413,
+                )
+        return bodies
+
+    @staticmethod
+    def _columns_of(
+        server: dict[str, Any], columns_body: dict[str, Any] | None, name: str
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(required, optional) columns of a configured reward: what ``POST /rewards/columns`` said, else
+        the registry's."""
+        found = columns_body or {r["name"]: r for r in server.get("rewards", [])}[name]
+        return tuple(found["columns"]), tuple(found["optional_columns"])
 
     def _policy(self) -> dict[str, Any]:
         """The retry policy (:mod:`rewardkit.retry`): transport errors, 429 and 5xx are retried, but not a
@@ -297,17 +344,23 @@ class RewardClient(_Retrying):
     def score(
         self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any
     ) -> ScoreResult:
-        """Score a batch with one or more rewards (split into requests of at most ``max_batch``)."""
+        """Score a batch with one or more rewards (split to fit the server's batch and body limits)."""
         funcs = self.check(funcs)
-        parts = [
-            self._result(
-                self.request(
-                    "POST", "/score", content=json_body(_body(funcs, completions, columns, start, end))
-                )
-            )
-            for start, end in _chunks(len(completions), self.max_batch)
-        ]
-        return ScoreResult.merge(parts)
+        bodies = self._bodies(self.server_info(), funcs, completions, columns)
+        return ScoreResult.merge([self._result(self.request("POST", "/score", content=b)) for b in bodies])
+
+    def columns(self, func: str | FuncSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(required, optional): the columns ``func`` reads as configured (a judge template's own
+        placeholders included), from ``POST /rewards/columns``; a server without that route gives its
+        registry's columns."""
+        spec = FuncSpec(func) if isinstance(func, str) else func
+        try:
+            found = self.request("POST", "/rewards/columns", content=json_body(_func_json(spec))).json()
+        except RewardServiceError as exc:
+            if exc.status_code not in (404, 405):
+                raise
+            found = None
+        return self._columns_of(self.server_info(), found, spec.name)
 
     def rewards(self) -> list[dict[str, Any]]:
         """The server's registry (``GET /rewards``)."""
@@ -353,14 +406,21 @@ class AsyncRewardClient(_Retrying):
         self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any
     ) -> ScoreResult:
         funcs = await self.check(funcs)
-        chunks = _chunks(len(completions), self.max_batch)
-        responses = await asyncio.gather(
-            *(
-                self.request("POST", "/score", content=json_body(_body(funcs, completions, columns, s, e)))
-                for s, e in chunks
-            )
-        )
+        bodies = self._bodies(await self.server_info(), funcs, completions, columns)
+        responses = await asyncio.gather(*(self.request("POST", "/score", content=b) for b in bodies))
         return ScoreResult.merge([self._result(r) for r in responses])
+
+    async def columns(self, func: str | FuncSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """:meth:`RewardClient.columns`, asynchronously."""
+        spec = FuncSpec(func) if isinstance(func, str) else func
+        try:
+            response = await self.request("POST", "/rewards/columns", content=json_body(_func_json(spec)))
+            found = response.json()
+        except RewardServiceError as exc:
+            if exc.status_code not in (404, 405):
+                raise
+            found = None
+        return self._columns_of(await self.server_info(), found, spec.name)
 
     async def rewards(self) -> list[dict[str, Any]]:
         return list((await self.server_info())["rewards"])
@@ -378,41 +438,61 @@ class AsyncRewardClient(_Retrying):
 class RemoteReward:
     """A reward-contract callable that scores through the service: usable as a TRL ``reward_funcs`` entry.
 
-    Only the reward's own columns are sent (trainers pass many other keyword arguments, some not JSON).
-    It asks the server for the reward and checks ``params`` against its policy when it is made (with
-    ``connect=False``, at the first call), so a bad setting fails before training starts.
+    Only the columns the configured reward reads are sent (trainers pass many other keyword arguments, some
+    not JSON); the server says which (``POST /rewards/columns``), a custom judge template's included.
+    It checks the reward and ``params`` against the server's policy when it is made (with ``connect=False``,
+    at the first call), so a bad setting fails before training starts. ``alias`` and ``columns`` work as in
+    :func:`rewardkit.get`; ``http`` holds the client's settings (``http_timeout_s``, ...).
     """
 
     def __init__(
-        self, name: str, base_url: str, token: str | None = None, *, connect: bool = True, **params: Any
+        self,
+        name: str,
+        base_url: str,
+        token: str | None = None,
+        *,
+        connect: bool = True,
+        alias: str | None = None,
+        columns: dict[str, str] | None = None,
+        http: dict[str, Any] | None = None,
+        **params: Any,
     ) -> None:
-        self.__name__ = name
+        self.__name__ = alias or name
         self.name, self.base_url, self.token, self.params = name, base_url, token, params
+        self.alias, self.column_map, self.http = alias, columns, dict(http or {})
         self._client: RewardClient | None = None
         self._columns: tuple[str, ...] | None = None
         if connect:
             self._connect()
 
+    def _spec(self) -> FuncSpec:
+        return FuncSpec(self.name, self.params, alias=self.alias, columns=self.column_map)
+
     def _connect(self) -> RewardClient:
         if self._client is None:
-            self._client = RewardClient(self.base_url, self.token)
+            self._client = RewardClient(self.base_url, self.token, **self.http)
         if self._columns is None:
             try:
-                (spec,) = self._client.check([FuncSpec(self.name, self.params)])
+                (spec,) = self._client.check([self._spec()])
+                assert isinstance(spec, FuncSpec)
+                self.params = dict(spec.params)  # a template file read here, sent inline
+                self._columns = sum(self._client.columns(self._spec()), ())
             except Exception:
                 self.close()  # no connection left open behind a refusal
                 raise
-            assert isinstance(spec, FuncSpec)
-            self.params = dict(spec.params)  # a template file read here, sent inline
-            info = {r["name"]: r for r in self._client.rewards()}
-            self._columns = tuple(info[self.name]["columns"]) + tuple(info[self.name]["optional_columns"])
         return self._client
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        """The columns sent with each batch (known once connected)."""
+        self._connect()
+        return self._columns or ()
 
     def __call__(self, completions: Sequence[Completion], **kwargs: Any) -> list[float | None]:
         client = self._connect()
         columns = {k: kwargs[k] for k in self._columns or () if kwargs.get(k) is not None}
-        result = client.score([FuncSpec(self.name, self.params)], completions, **columns)
-        return result.scores[self.name]
+        result = client.score([self._spec()], completions, **columns)
+        return result.scores[self.__name__]
 
     def close(self) -> None:
         """Close the HTTP connections (a new call reopens them)."""
@@ -421,17 +501,48 @@ class RemoteReward:
             self._client = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"name": self.name, "base_url": self.base_url, "token": self.token, "params": self.params}
+        return {
+            "name": self.name,
+            "base_url": self.base_url,
+            "token": self.token,
+            "params": self.params,
+            "alias": self.alias,
+            "columns": self.column_map,
+            "http": self.http,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(  # type: ignore[misc]
-            state["name"], state["base_url"], state["token"], connect=False, **state["params"]
+            state["name"],
+            state["base_url"],
+            state["token"],
+            connect=False,
+            alias=state.get("alias"),
+            columns=state.get("columns"),
+            http=state.get("http"),
+            **state["params"],
         )
 
 
 def remote_reward(
-    name: str, base_url: str, token: str | None = None, *, connect: bool = True, **params: Any
+    name: str,
+    base_url: str,
+    token: str | None = None,
+    *,
+    connect: bool = True,
+    alias: str | None = None,
+    columns: dict[str, str] | None = None,
+    http_timeout_s: float = 120.0,
+    http_max_retries: int = 5,
+    **params: Any,
 ) -> RemoteReward:
     """A callable with the reward contract that scores ``name`` on the service at ``base_url``; checks the
-    reward and its ``params`` against the server now (``connect=False``: at the first call)."""
-    return RemoteReward(name, base_url, token, connect=connect, **params)
+    reward and its ``params`` against the server now (``connect=False``: at the first call).
+
+    ``params`` are the reward's (``timeout_s`` is the math reward's time limit); the HTTP client's settings
+    are ``http_timeout_s`` and ``http_max_retries``. ``alias`` and ``columns`` work as in
+    :func:`rewardkit.get`."""
+    http = {"http_timeout_s": http_timeout_s, "http_max_retries": http_max_retries}
+    return RemoteReward(
+        name, base_url, token, connect=connect, alias=alias, columns=columns, http=http, **params
+    )

@@ -275,10 +275,10 @@ class Reward(abc.ABC):
     def configure(self, *, alias: str | None = None, columns: Mapping[str, str] | None = None) -> Reward:
         """Name this instance ``alias`` (its ``__name__``, so a trainer's metric name) and read the reward's
         columns from the caller's: ``columns={"solution": "answer"}`` reads ``solution`` from ``answer``.
-        Returns the reward itself. ``ValueError`` for a bad alias or map."""
+        Returns the reward itself. ``RewardError`` (a ``ValueError``) for a bad alias or map."""
         if alias is not None:
             if not isinstance(alias, str) or not ALIAS_RE.match(alias):
-                raise ValueError(
+                raise RewardError(
                     f"alias must be 1-{MAX_ALIAS} characters: letters, digits, '_ . -', starting with a "
                     f"letter; got {alias!r}"
                 )
@@ -287,10 +287,12 @@ class Reward(abc.ABC):
             if not isinstance(columns, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) and k and v for k, v in columns.items()
             ):
-                raise ValueError('columns must map column names to column names, e.g. {"solution": "answer"}')
+                raise RewardError(
+                    'columns must map column names to column names, e.g. {"solution": "answer"}'
+                )
             unknown = sorted(set(columns) - set(self.accepted_columns))
             if unknown:
-                raise ValueError(
+                raise RewardError(
                     f"columns: {self.reward_name!r} reads no column(s) {', '.join(unknown)}; it reads "
                     f"{', '.join(self.accepted_columns) or 'none'}"
                 )

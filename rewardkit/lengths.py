@@ -24,7 +24,19 @@ from rewardkit.core import ColumnError
 __all__ = ["TOKEN_COLUMNS", "group_keys", "token_counts"]
 
 TOKEN_COLUMNS = ("completion_ids", "response_token_ids")
-GROUP_COLUMNS = ("group", "prompt")
+#: where a completion's GRPO group is read, first found first: an explicit ``group``, the dataset's
+#: ``prompt``, TRL's ``prompts``, ms-swift's ``messages`` (the conversation up to the completion)
+GROUP_COLUMNS = ("group", "prompt", "prompts", "messages")
+
+
+def _prompt_part(value: Any) -> Any:
+    """A conversation without the assistant turns it ends with (ms-swift appends the completion)."""
+    if isinstance(value, list | tuple):
+        end = len(value)
+        while end and isinstance(value[end - 1], Mapping) and value[end - 1].get("role") == "assistant":
+            end -= 1
+        return list(value[:end])
+    return value
 
 
 def _count(ids: Any) -> int | None:
@@ -63,10 +75,11 @@ def group_keys(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> lis
             seen: dict[str, int] = {}
             keys = []
             for value in columns[name]:
+                value = _prompt_part(value) if name == "messages" else value
                 text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
                 keys.append(seen.setdefault(text, len(seen)))
             return keys
     raise ColumnError(
         f"reward {reward!r} compares completions within their group: pass a 'group' column, or the "
-        f"'prompt' column trainers pass ({n} completions)"
+        f"'prompt', 'prompts' (TRL) or 'messages' (ms-swift) column trainers pass ({n} completions)"
     )

@@ -54,17 +54,22 @@ class CallerParam:
             concurrency); the operator may change it (``REWARDKIT_CAPS``). ``None``: no cap.
         check: validates a caller's value further (raises ``ValueError``), e.g. "an inline template".
         inline_file: clients read a file named by this parameter and send its text inline.
-        reward_spec: the value names another reward (``"math"`` or ``{"name": ..., "params": {...}}``); it is
-            checked by the same policy, recursively, and passed on built.
+        reward_spec: the value names another reward (``"math"`` or ``{"name": ..., "params": {...}}``, with
+            an optional ``"columns"`` map); it is checked by the same policy, recursively, and passed on
+            built.
+        reward_spec_map: the value maps keys to such specs (the ``route`` reward's routes), at most
+            :data:`MAX_SPEC_MAP` of them; each is checked and built the same way.
     """
 
     cap: float | None = None
     check: Callable[[Any], None] | None = None
     inline_file: bool = False
     reward_spec: bool = False
+    reward_spec_map: bool = False
 
 
 MAX_SPEC_DEPTH = 4  # nested reward specs (a composite of a composite ...)
+MAX_SPEC_MAP = 64  # rewards in one map of specs (routes)
 
 
 def load_params_table(environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
@@ -215,8 +220,19 @@ class RemotePolicy:
                     declared.check(value)
                 except ValueError as exc:
                     raise PolicyError(f"reward {name!r}: parameter {param!r}: {exc}") from None
-            checked[param] = self._nested(value, _depth) if declared.reward_spec else value
+            if declared.reward_spec:
+                value = self._nested(value, _depth)
+            elif declared.reward_spec_map:
+                value = self._nested_map(value, _depth)
+            checked[param] = value
         return checked
+
+    def _nested_map(self, value: Any, depth: int) -> dict[str, Reward]:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise PolicyError("a map of rewards is an object of {key: reward name or spec}")
+        if len(value) > MAX_SPEC_MAP:
+            raise PolicyError(f"a map of rewards holds at most {MAX_SPEC_MAP} rewards, got {len(value)}")
+        return {key: self._nested(spec, depth) for key, spec in value.items()}
 
     def _nested(self, value: Any, depth: int) -> Reward:
         if depth >= MAX_SPEC_DEPTH:
@@ -225,10 +241,16 @@ class RemotePolicy:
             return self.build(value, {}, _depth=depth + 1)
         if isinstance(value, Mapping) and isinstance(value.get("name"), str):
             params = value.get("params") or {}
-            if not isinstance(params, Mapping) or set(value) - {"name", "params"}:
-                raise PolicyError('a nested reward is a name or {"name": ..., "params": {...}}')
-            return self.build(value["name"], params, _depth=depth + 1)
-        raise PolicyError('a nested reward is a name or {"name": ..., "params": {...}}')
+            if not isinstance(params, Mapping) or set(value) - {"name", "params", "columns"}:
+                raise PolicyError(_NESTED_SHAPE)
+            reward = self.build(value["name"], params, _depth=depth + 1)
+            if value.get("columns") is not None:
+                try:
+                    reward.configure(columns=value["columns"])
+                except ValueError as exc:
+                    raise PolicyError(f"reward {value['name']!r}: {exc}") from None
+            return reward
+        raise PolicyError(_NESTED_SHAPE)
 
     def build(self, name: str, params: Mapping[str, Any] | None = None, *, _depth: int = 0) -> Reward:
         """A reward configured for a remote caller: remote defaults, then server settings, then the caller's
@@ -254,8 +276,13 @@ class RemotePolicy:
                     entry["inline_file"] = True
                 if declared.reward_spec:
                     entry["reward_spec"] = True
+                if declared.reward_spec_map:
+                    entry["reward_spec_map"] = True
             out[param] = entry
         return out
+
+
+_NESTED_SHAPE = 'a nested reward is a name or {"name": ..., "params": {...}, "columns": {...}}'
 
 
 def _public(value: Any) -> Any:

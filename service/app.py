@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,11 +28,35 @@ from .settings import Settings
 # Under uvicorn's logging configuration, so the start-up report shows wherever uvicorn's own lines do.
 logger = logging.getLogger("uvicorn.error").getChild("rewardkit")
 
-ROUTES = {"/score", "/get_reward", "/rewards", "/healthz", "/readyz", "/metrics"}
+ROUTES = {"/score", "/get_reward", "/rewards", "/rewards/columns", "/healthz", "/readyz", "/metrics"}
 
 
 class _BodyTooLarge(Exception):
     pass
+
+
+_QUERY_SECRET = re.compile(r"([?&](?:token|api_key|access_token)=)[^&\s\"]*", re.IGNORECASE)
+
+
+class RedactQuerySecrets(logging.Filter):
+    """Uvicorn's access log prints each path with its query string: a ``token=...`` there (OpenRLHF sends
+    the token in the URL) is replaced by ``***`` before the line is written anywhere."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                _QUERY_SECRET.sub(r"\1***", arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        elif isinstance(record.msg, str):
+            record.msg = _QUERY_SECRET.sub(r"\1***", record.msg)
+        return True
+
+
+def redact_access_log() -> None:
+    """Install :class:`RedactQuerySecrets` on uvicorn's access logger (once)."""
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactQuerySecrets) for f in access.filters):
+        access.addFilter(RedactQuerySecrets())
 
 
 class LimitsAndMetrics:
@@ -146,6 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
     )
+    redact_access_log()
     app.state.settings = settings
     app.state.policy = policy
     app.state.rewards = {}

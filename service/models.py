@@ -126,6 +126,9 @@ class ParamPolicy(BaseModel):
     reward_spec: bool = Field(
         default=False, description="The value names another reward, checked the same way."
     )
+    reward_spec_map: bool = Field(
+        default=False, description="The value maps keys to other rewards, each checked the same way."
+    )
 
 
 class RewardDescription(BaseModel):
@@ -134,6 +137,11 @@ class RewardDescription(BaseModel):
     optional_columns: list[str]
     params: dict[str, ParamPolicy]
     description: str
+
+
+class ColumnsResponse(BaseModel):
+    columns: list[str] = Field(description="Required: a batch without one of them gets 422.")
+    optional_columns: list[str] = Field(description="Read when given.")
 
 
 class RewardsResponse(BaseModel):
@@ -149,7 +157,11 @@ class OpenRLHFRequest(BaseModel):
 
     query: list[str] = Field(description="prompt + response, per sample")
     prompts: list[str] | None = None
-    labels: list[Any] | None = Field(default=None, description="the reference answers: the 'solution' column")
+    labels: list[Any] | None = Field(
+        default=None,
+        description="per sample: the 'solution' column, or a JSON object (or a string holding one) of "
+        "columns",
+    )
 
 
 class OpenRLHFResponse(BaseModel):

@@ -57,7 +57,8 @@ def _local_class(key: str, name: str) -> type:
         self.reward = rewardkit.get(name, **reward_params(name))
 
     def columns(self: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        return pick_columns(key, self.reward.required_columns, self.reward.optional, kwargs)
+        needed, optional = self.reward.caller_columns()
+        return pick_columns(key, needed, optional, kwargs)
 
     if name in ASYNC_LOCAL:
 
@@ -79,11 +80,10 @@ def _remote_class(key: str, name: str, url: str) -> type:
         AsyncORM.__init__(self, args, **kwargs)
         # Fails here, at start-up, if the service is not there, lacks the reward, or refuses a parameter
         # (a server setting, or over its cap); a template file is read here and sent inline.
+        # The columns are the configured reward's, from the server: a judge template's own placeholders too.
         with RewardClient(url) as client:
             (self.spec,) = client.check([FuncSpec(name, reward_params(name))])
-            info = {r["name"]: r for r in client.rewards()}
-        self.needed = tuple(info[name]["columns"])
-        self.optional = tuple(info[name]["optional_columns"])
+            self.needed, self.optional = client.columns(self.spec)
 
     async def acall(self: Any, completions: list[str], **kwargs: Any) -> list[float | None]:
         columns = pick_columns(key, self.needed, self.optional, kwargs)

@@ -25,6 +25,12 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {"solution": "2", "prompt": "1 + 1?"},
         "expected": 0.0,  # a group of one length
     },
+    "route": {
+        "params": {"column": "task", "routes": {"cd": "countdown", "gsm8k": "math"}},
+        "completion": "<answer>6 * 4</answer>",
+        "columns": {"task": "cd", "target": 24, "nums": [4, 6]},
+        "expected": 1.0,
+    },
     "reasoning_steps": {
         "completion": "Step 1: add.\nStep 2: check.\nStep 3: answer.",
         "columns": {},

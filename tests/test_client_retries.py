@@ -60,7 +60,7 @@ def flaky() -> Iterator[str]:
 
 def test_429_and_5xx_are_retried_honouring_retry_after(flaky: str) -> None:
     Flaky.script = [(429, {"Retry-After": "1"}), (503, {}), (500, {})]
-    with RewardClient(flaky, backoff_s=0.05) as client:
+    with RewardClient(flaky, http_backoff_s=0.05) as client:
         assert client.score(["format"], ["x"]).rewards == [1.0]
     assert len(Flaky.seen) == 4
     assert Flaky.seen[1] - Flaky.seen[0] >= 0.95  # waited the server's Retry-After
@@ -69,18 +69,18 @@ def test_429_and_5xx_are_retried_honouring_retry_after(flaky: str) -> None:
 
 def test_4xx_is_not_retried(flaky: str) -> None:
     Flaky.script = [(422, {}), (200, {})]
-    with RewardClient(flaky, backoff_s=0.05) as client, pytest.raises(RewardServiceError) as info:
+    with RewardClient(flaky, http_backoff_s=0.05) as client, pytest.raises(RewardServiceError) as info:
         client.score(["format"], ["x"])
     assert info.value.status_code == 422 and len(Flaky.seen) == 1
 
 
 def test_a_504_past_the_server_deadline_is_not_retried_but_a_gateway_504_is(flaky: str) -> None:
     Flaky.script = [(504, {"X-Rewardkit-Timeout": "request"}), (200, {})]
-    with RewardClient(flaky, backoff_s=0.05) as client, pytest.raises(RewardServiceError) as info:
+    with RewardClient(flaky, http_backoff_s=0.05) as client, pytest.raises(RewardServiceError) as info:
         client.score(["format"], ["x"])
     assert info.value.status_code == 504 and len(Flaky.seen) == 1  # the same batch would time out again
     Flaky.script, Flaky.seen = [(504, {}), (200, {})], []  # a proxy's 504 says nothing of the batch
-    with RewardClient(flaky, backoff_s=0.05) as client:
+    with RewardClient(flaky, http_backoff_s=0.05) as client:
         assert client.score(["format"], ["x"]).rewards == [1.0]
     assert len(Flaky.seen) == 2
 
@@ -88,7 +88,7 @@ def test_a_504_past_the_server_deadline_is_not_retried_but_a_gateway_504_is(flak
 def test_gives_up_after_max_retries(flaky: str) -> None:
     Flaky.script = [(503, {})] * 10
     with (
-        RewardClient(flaky, backoff_s=0.01, max_retries=2) as client,
+        RewardClient(flaky, http_backoff_s=0.01, http_max_retries=2) as client,
         pytest.raises(RewardServiceError) as info,
     ):
         client.score(["format"], ["x"])
@@ -100,7 +100,7 @@ def test_connection_errors_are_retried_then_raised() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     start = time.monotonic()
-    with RewardClient(f"http://127.0.0.1:{port}", backoff_s=0.05, max_retries=3) as client:
+    with RewardClient(f"http://127.0.0.1:{port}", http_backoff_s=0.05, http_max_retries=3) as client:
         with pytest.raises(RewardServiceError, match="could not reach the reward service"):
             client.score(["format"], ["x"])
     assert time.monotonic() - start >= 0.05 * (1 + 2 + 4) * 0.5  # three backoffs happened (with jitter)
@@ -110,6 +110,6 @@ def test_retry_after_as_an_http_date_is_honoured(flaky: str) -> None:
     from email.utils import formatdate
 
     Flaky.script = [(503, {"Retry-After": formatdate(time.time() + 2, usegmt=True)})]
-    with RewardClient(flaky, backoff_s=0.01) as client:
+    with RewardClient(flaky, http_backoff_s=0.01) as client:
         assert client.score(["format"], ["x"]).rewards == [1.0]
     assert Flaky.seen[1] - Flaky.seen[0] >= 0.9  # the date is whole seconds: 1 to 2 s from now

@@ -55,7 +55,7 @@ def test_repetition_counts_cjk_characters_as_words() -> None:
         },
     ],
 )
-def test_cosine_equals_ms_swift(swift_orm: Any, settings: dict[str, float]) -> None:
+def test_cosine_equals_ms_swift(swift_orm: Any, settings: dict[str, Any]) -> None:
     rng = random.Random(7)
     n, max_len = 120, 512
     completions = [f"\\boxed{{{rng.choice([1, 2])}}}" for _ in range(n)]
@@ -158,10 +158,11 @@ def test_length_follows_kimi_within_each_group_not_the_batch() -> None:
 
 
 def test_token_rewards_say_what_to_pass_without_token_ids() -> None:
-    for name, params in (
+    cases: list[tuple[str, dict[str, Any]]] = [
         ("cosine", {"max_len": 10}),
         ("soft_overlong", {"max_length": 10, "cache_length": 2}),
-    ):
+    ]
+    for name, params in cases:
         with pytest.raises(rewardkit.ColumnError, match="completion_ids.*response_token_ids"):
             rewardkit.get(name, **params)(["\\boxed{1}"], solution=["1"])
 

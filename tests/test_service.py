@@ -189,7 +189,7 @@ def test_bad_requests_get_clear_4xx(server: Server, body: dict[str, Any], status
 def test_client_raises_4xx_without_retrying(server: Server) -> None:
     start = time.monotonic()
     with (
-        RewardClient(server.url, max_retries=3, backoff_s=5.0) as client,
+        RewardClient(server.url, http_max_retries=3, http_backoff_s=5.0) as client,
         pytest.raises(RewardServiceError) as info,
     ):
         client.score(["countdown"], ["x"], target=[24])  # the server finds 'nums' missing: 422

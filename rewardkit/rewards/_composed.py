@@ -19,7 +19,7 @@ def inner_reward(spec: Any, owner: str) -> Reward:
     if isinstance(spec, str):
         return get(spec)
     if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
-        return get(spec["name"], **dict(spec.get("params") or {}))
+        return get(spec["name"], columns=spec.get("columns"), **dict(spec.get("params") or {}))
     raise ValueError(
         f"{owner}: accuracy must be a reward name or {{'name': ..., 'params': {{...}}}}, got {spec!r}"
     )
@@ -47,13 +47,14 @@ class ComposedReward(Reward):
 
     @property
     def required_columns(self) -> tuple[str, ...]:
-        return self.inner.required_columns
+        return self.inner.caller_columns()[0]  # under the inner reward's own column map, if it has one
 
     @property
     def optional(self) -> tuple[str, ...]:
-        return (*self.inner.optional, *self.extra_columns)
+        return (*self.inner.caller_columns()[1], *self.extra_columns)
 
     def judge_inner(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
         """The correctness reward's verdicts on the batch (given only its own columns)."""
-        own: dict[str, Any] = {k: v for k, v in columns.items() if k in self.inner.accepted_columns}
+        required, optional = self.inner.caller_columns()
+        own: dict[str, Any] = {k: v for k, v in columns.items() if k in required or k in optional}
         return self.inner.score_detailed(completions, **own)

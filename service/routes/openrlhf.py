@@ -1,40 +1,65 @@
-"""POST /get_reward: OpenRLHF's remote reward model protocol (``--remote_rm_url``)."""
+"""POST /get_reward: OpenRLHF's remote reward protocol (``--reward.remote_url``, older ``--remote_rm_url``).
+
+The request is read by :mod:`rewardkit.adapters.openrlhf` (the same reading as its file form). OpenRLHF sends
+no headers, so this route also takes the token as a ``token`` query parameter (redacted from the access log),
+and the rewards as ``funcs=countdown,format`` (their parameters are the server's; the default list is
+``REWARDKIT_OPENRLHF_FUNCS``).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import hmac
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 
-from ..deps import Authorized, MetricsDep, SettingsDep
+from rewardkit.adapters.openrlhf import funcs_from, read_request, response_body
+
+from ..deps import MetricsDep, SettingsDep, require_token
 from ..models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
 from .score import check_batch, run_batch
 
-router = APIRouter(tags=["openrlhf"], dependencies=Authorized)
+
+def token_in_header_or_query(
+    settings: SettingsDep,
+    authorization: Annotated[str | None, Header(description="Bearer <REWARDKIT_API_TOKEN>")] = None,
+    token: Annotated[
+        str | None, Query(max_length=4096, description="The token, for callers that send no headers")
+    ] = None,
+) -> None:
+    if token is not None and settings.api_token is not None:
+        expected = settings.api_token.get_secret_value().encode()
+        if hmac.compare_digest(token.encode(), expected):
+            return
+    require_token(settings, authorization)
+
+
+router = APIRouter(tags=["openrlhf"], dependencies=[Depends(token_in_header_or_query)])
 
 
 @router.post(
     "/get_reward",
-    summary="OpenRLHF remote reward: query = prompt + response, labels = the solution column",
+    summary="OpenRLHF remote reward: query = prompt + response; labels = the solution, or JSON objects of "
+    "columns; ?funcs=a,b picks the rewards",
     response_model=OpenRLHFResponse,
     responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 async def get_reward(
-    body: OpenRLHFRequest, request: Request, settings: SettingsDep, metrics: MetricsDep
+    body: OpenRLHFRequest,
+    request: Request,
+    settings: SettingsDep,
+    metrics: MetricsDep,
+    funcs: Annotated[
+        str | None,
+        Query(max_length=2048, description="Rewards by name, comma-separated (default: the setting)"),
+    ] = None,
 ) -> SafeJSONResponse:
-    n = len(body.query)
-    check_batch(n, settings.max_batch)
-    prompts = body.prompts if body.prompts is not None else [""] * n
-    for name, column in (("prompts", prompts), ("labels", body.labels)):
-        if column is not None and len(column) != n:
-            raise HTTPException(422, detail=f"'{name}' has {len(column)} items but 'query' has {n}")
-    completions = [
-        q[len(p) :] if p and q.startswith(p) else q for q, p in zip(body.query, prompts, strict=True)
-    ]
-    columns: dict[str, Any] = {"solution": body.labels} if body.labels is not None else {}
-    result = await run_batch(request, settings, list(settings.openrlhf_funcs), completions, columns)
+    check_batch(len(body.query), settings.max_batch)
+    try:
+        names = funcs_from(funcs) if funcs is not None else list(settings.openrlhf_funcs)
+        completions, columns = read_request(body.query, body.prompts, body.labels)
+    except ValueError as exc:
+        raise HTTPException(422, detail=str(exc)) from None
+    result = await run_batch(request, settings, names, completions, columns)
     metrics.observe_batch(result)
-    # OpenRLHF turns these into tensors: "not applicable" (None) is sent as 0.0.
-    rewards = [0.0 if r is None else r for r in result.rewards]
-    logs = {key: [0.0 if v is None else v for v in values] for key, values in result.scores.items()}
-    return SafeJSONResponse({"rewards": rewards, "scores": rewards, "extra_logs": logs})
+    return SafeJSONResponse(response_body(result))

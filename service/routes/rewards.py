@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
 
 from rewardkit import __version__, registry
 
 from ..deps import Authorized, SettingsDep
-from ..models import ParamPolicy, RewardDescription, RewardsResponse
+from ..models import (
+    ColumnsResponse,
+    ErrorResponse,
+    FuncRequest,
+    ParamPolicy,
+    RewardDescription,
+    RewardsResponse,
+)
 
 router = APIRouter(tags=["rewards"], dependencies=Authorized)
 
@@ -35,3 +43,17 @@ async def list_rewards(request: Request, settings: SettingsDep) -> RewardsRespon
         request_timeout_s=settings.request_timeout_s,
         version=__version__,
     )
+
+
+@router.post(
+    "/rewards/columns",
+    summary="The columns one configured reward reads (a custom judge template's placeholders included), "
+    "under the request's names when it maps them",
+    responses={422: {"model": ErrorResponse}},
+)
+async def reward_columns(func: FuncRequest, request: Request) -> ColumnsResponse:
+    # Built as a scoring request would be (the caller policy), so the answer is about what /score will do.
+    reward = await run_in_threadpool(request.app.state.policy.build, func.name, func.params)
+    reward.configure(alias=func.alias, columns=func.columns)
+    required, optional = reward.caller_columns()
+    return ColumnsResponse(columns=list(required), optional_columns=list(optional))

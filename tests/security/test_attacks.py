@@ -429,6 +429,7 @@ def test_rewards_publishes_the_policy_and_the_limits(server: Server) -> None:
         "cap": None,
         "inline_file": False,
         "reward_spec": False,
+        "reward_spec_map": False,
     }
     assert judge_url_absent(data)
     assert rewards["llm_judge"]["template"]["settable"] and rewards["llm_judge"]["template"]["inline_file"]
@@ -438,6 +439,7 @@ def test_rewards_publishes_the_policy_and_the_limits(server: Server) -> None:
         "cap": 60.0,
         "inline_file": False,
         "reward_spec": False,
+        "reward_spec_map": False,
     }
     assert not rewards["math"]["workers"]["settable"] and not rewards["math"]["memory_mb"]["settable"]
     assert data["max_batch"] == 16_384 and data["max_body_mb"] == 64 and data["request_timeout_s"] == 4

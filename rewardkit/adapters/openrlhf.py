@@ -1,0 +1,99 @@
+"""rewardkit for OpenRLHF: its requests read into a batch, and the ``reward_func`` file form.
+
+OpenRLHF calls a remote reward with ``{"query", "prompts", "labels"}``: ``query`` is the prompt and the
+response decoded with special tokens kept, ``labels`` the dataset's label column. Two ways to use rewardkit:
+
+- the service: ``--reward.remote_url http://host:8000/get_reward?funcs=math,format&token=...``
+  (older OpenRLHF: ``--remote_rm_url``); it sends no headers, so the token may ride in the URL;
+- this file, in process: ``--reward.remote_url $(rewardkit plugin-path openrlhf)``, with the rewards named
+  by ``REWARDKIT_OPENRLHF_FUNCS`` (comma-separated, default ``math``) and their parameters from
+  ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``.
+
+Both read a request the same way (:func:`read_request`): the prompt is cut off the query and trailing special
+tokens are dropped; a label that is a JSON object (or a string holding one) gives columns, so countdown's
+``{"target": 24, "nums": [4, 6]}`` works; any other label is the ``solution`` column.
+
+>>> reward_func(["Q: 2+2? A: The answer is 4.<|im_end|>"], ["Q: 2+2? A:"], ["4"])["rewards"]
+[1.0]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rewardkit.engine import BatchResult, FuncSpec, score_batch
+from rewardkit.extract import strip_special_tail
+from rewardkit.policy import load_params_table
+
+__all__ = ["MAX_FUNCS", "funcs_from", "read_request", "response_body", "reward_func"]
+
+MAX_FUNCS = 16  # rewards named by one request
+
+
+def _label_columns(label: Any) -> dict[str, Any] | None:
+    if isinstance(label, Mapping):
+        return dict(label)
+    if isinstance(label, str) and label.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(label)
+        except ValueError:
+            return None
+        return dict(parsed) if isinstance(parsed, dict) else None
+    return None
+
+
+def read_request(
+    queries: Sequence[str], prompts: Sequence[str] | None, labels: Sequence[Any] | None
+) -> tuple[list[str], dict[str, list[Any]]]:
+    """OpenRLHF's lists as completions and columns. ``ValueError`` when the lists differ in length.
+
+    >>> read_request(["P: <answer>6 * 4</answer></s>"], ["P: "], ['{"target": 24, "nums": [4, 6]}'])
+    (['<answer>6 * 4</answer>'], {'target': [24], 'nums': [[4, 6]]})
+    """
+    n = len(queries)
+    for name, column in (("prompts", prompts), ("labels", labels)):
+        if column is not None and len(column) != n:
+            raise ValueError(f"'{name}' has {len(column)} items but 'query' has {n}")
+    completions = []
+    for i, query in enumerate(queries):
+        prompt = prompts[i] if prompts is not None else ""
+        response = query[len(prompt) :] if prompt and query.startswith(prompt) else query
+        completions.append(strip_special_tail(response))
+    columns: dict[str, list[Any]] = {}
+    for i, label in enumerate(labels if labels is not None else ()):
+        fields = _label_columns(label)
+        for key, value in (fields if fields is not None else {"solution": label}).items():
+            columns.setdefault(str(key), [None] * n)[i] = value
+    return completions, columns
+
+
+def funcs_from(text: str) -> list[str]:
+    """Reward names from a comma-separated list (``"countdown,format"``); ``ValueError`` when there are none
+    or more than :data:`MAX_FUNCS`."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names or len(names) > MAX_FUNCS:
+        raise ValueError(f"name 1 to {MAX_FUNCS} rewards, comma-separated (e.g. funcs=countdown,format)")
+    return names
+
+
+def response_body(result: BatchResult) -> dict[str, Any]:
+    """What OpenRLHF reads: ``rewards``, ``scores`` (for its dynamic filtering) and ``extra_logs`` (each
+    reward's own values). OpenRLHF makes tensors of them, so "not applicable" (``None``) is sent as 0.0."""
+    rewards = [0.0 if r is None else r for r in result.rewards]
+    logs = {key: [0.0 if v is None else v for v in values] for key, values in result.scores.items()}
+    return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
+
+
+def reward_func(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any
+) -> dict[str, Any]:
+    """OpenRLHF's file form: the rewards named by ``REWARDKIT_OPENRLHF_FUNCS`` (default ``math``) on the
+    batch, with their parameters from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``."""
+    names = funcs_from(os.environ.get("REWARDKIT_OPENRLHF_FUNCS", "math"))
+    table = load_params_table()
+    completions, columns = read_request(queries, prompts, labels)
+    funcs = [FuncSpec(name, table.get(name, {})) for name in names]
+    return response_body(score_batch(funcs, completions, columns))

@@ -1,0 +1,134 @@
+"""Route: each row is scored by the reward its ``column`` names (mixed datasets: math rows, countdown rows).
+
+>>> import rewardkit
+>>> route = rewardkit.get("route", column="task", routes={"cd": "countdown", "gsm8k": "math"})
+>>> route(
+...     ["<answer>6 * 4</answer>", "so #### 7"],
+...     task=["cd", "gsm8k"],
+...     target=[24, None], nums=[[4, 6], None],   # the countdown row's columns
+...     solution=[None, "7"],                      # the math row's
+... )
+[1.0, 1.0]
+
+A route is a reward name, or ``{"name": ..., "params": {...}, "columns": {...}}``; a key may be a glob
+(``aime*``), tried after the exact keys in the order given. Rows of one route need only that route's
+columns. A row whose key has no route raises (``unknown="none"``: it scores ``None``, reason ``no_route``);
+a row whose key is ``None`` scores ``None``, reason ``no_route``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardkit.core import Completion, Explained, Reward, RewardError
+from rewardkit.policy import MAX_SPEC_MAP, CallerParam
+from rewardkit.registry import register
+from rewardkit.rewards._composed import inner_name, inner_reward
+
+__all__ = ["Route"]
+
+
+@register(
+    "route",
+    columns=[],
+    caller_params={
+        "column": CallerParam(),
+        "routes": CallerParam(reward_spec_map=True),
+        "unknown": CallerParam(),
+    },
+)
+@dataclass(frozen=True)
+class Route(Reward):
+    """Route: each row scored by the reward its ``column`` value names (``routes``: value -> reward).
+
+    Args:
+        column: the column whose value picks the route (``task``, veRL's ``data_source``...).
+        routes: ``{value or glob: reward name or {"name", "params", "columns"}}``.
+        unknown: ``"raise"`` (default) for a row no route matches, or ``"none"`` to score it ``None``.
+    """
+
+    column: str = "task"
+    routes: Mapping[str, Any] = field(default_factory=dict)
+    unknown: str = "raise"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.column, str) or not self.column:
+            raise ValueError(f"route: column must be a column name, got {self.column!r}")
+        if not isinstance(self.routes, Mapping) or not self.routes:
+            raise ValueError('route: routes must map values to rewards, e.g. {"gsm8k": "math"}')
+        if len(self.routes) > MAX_SPEC_MAP:
+            raise ValueError(f"route: at most {MAX_SPEC_MAP} routes, got {len(self.routes)}")
+        if self.unknown not in ("raise", "none"):
+            raise ValueError(f"route: unknown must be 'raise' or 'none', got {self.unknown!r}")
+        built: dict[str, Reward] = {}
+        for key, spec in self.routes.items():
+            if not isinstance(key, str):
+                raise ValueError(f"route: route keys are strings, got {key!r}")
+            built[key] = inner_reward(spec, f"route {key!r}")
+        object.__setattr__(self, "_built", built)
+        object.__setattr__(self, "_globs", [k for k in built if any(c in k for c in "*?[")])
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        names: dict[str, None] = {}
+        for reward in self._rewards().values():
+            required, optional = reward.caller_columns()
+            names.update(dict.fromkeys((*required, *optional)))
+        names.pop(self.column, None)
+        return tuple(names)
+
+    def _rewards(self) -> dict[str, Reward]:
+        built: dict[str, Reward] = object.__getattribute__(self, "_built")
+        return built
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "routes": {k: inner_name(v) for k, v in self.routes.items()},
+            "unknown": self.unknown,
+        }
+
+    def route_of(self, value: Any) -> str | None:
+        """The route key that ``value`` takes (an exact key first, then the globs in order), or ``None``."""
+        key = value if isinstance(value, str) else str(value)
+        if key in self._rewards():
+            return key
+        globs: list[str] = object.__getattribute__(self, "_globs")
+        return next((g for g in globs if fnmatch.fnmatchcase(key, g)), None)
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Explained]:
+        n = len(completions)
+        out: list[Explained] = [Explained(None, "no_route")] * n
+        groups: dict[str, list[int]] = {}
+        for i, value in enumerate(columns[self.column]):
+            key = None if value is None else self.route_of(value)
+            if key is None:
+                if self.unknown == "raise" and value is not None:  # a row without a key: no_route
+                    known = ", ".join(self._rewards())
+                    raise RewardError(
+                        f"reward {self.__name__!r}: row {i} has {self.column}={value!r}, which no route "
+                        f"matches; routes: {known} (unknown='none' scores such rows None)"
+                    )
+                continue
+            groups.setdefault(key, []).append(i)
+        for key, rows in groups.items():
+            reward = self._rewards()[key]
+            required, optional = reward.caller_columns()
+            sub = {
+                name: [columns[name][i] for i in rows] for name in (*required, *optional) if name in columns
+            }
+            scored = reward.score_detailed(
+                [completions[i] for i in rows], raise_on_error=raise_on_error, **sub
+            )
+            for j, i in enumerate(rows):
+                out[i] = Explained(scored.values[j], scored.reasons[j], scored.details[j])
+        return out
