@@ -8,7 +8,7 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
 ['cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps', 'repetition',
- 'soft_overlong', 'tag_count', 'think_format']
+ 'route', 'soft_overlong', 'tag_count', 'think_format']
 """
 
 from importlib.metadata import PackageNotFoundError, version

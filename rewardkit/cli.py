@@ -83,8 +83,9 @@ def _param_value(raw: str) -> Any:
 def parse_func_spec(text: str) -> FuncSpec:
     """Parse ``NAME[:k=v,...]``; values are JSON (``0.1``, ``true``, ``["a","b"]``) or bare strings.
 
-    >>> parse_func_spec('format:tags=["think","answer"],think_prefilled=true')
-    FuncSpec(name='format', params={'tags': ['think', 'answer'], 'think_prefilled': True}, weight=1.0)
+    >>> spec = parse_func_spec('format:tags=["think","answer"],think_prefilled=true')
+    >>> spec.name, spec.params
+    ('format', {'tags': ['think', 'answer'], 'think_prefilled': True})
     """
     name, _, rest = text.partition(":")
     params: dict[str, Any] = {}

@@ -29,7 +29,7 @@ _SPECIAL_TAIL = re.compile(
 def strip_special_tail(text: str) -> str:
     """``text`` without the special tokens (and white space) it ends with.
 
-    >>> strip_special_tail("<answer>4</answer><|im_end|>\n<|endoftext|>")
+    >>> strip_special_tail("<answer>4</answer><|im_end|>\\n<|endoftext|>")
     '<answer>4</answer>'
     >>> strip_special_tail("<answer>4</answer></s>")
     '<answer>4</answer>'

@@ -311,6 +311,34 @@ def test_limits(secured: Server) -> None:
         assert small.score(["format"], ["x"] * 250).rewards == [0.0] * 250
 
 
+def test_the_client_splits_at_the_servers_limits(secured: Server) -> None:
+    """The server allows 100 completions and 0.5 MiB a request; the client's own limit is 16,384."""
+    good = "<think>a</think><answer>4</answer>"
+    with RewardClient(secured.url, token=TOKEN) as client:
+        assert client.score(["format"], [good] * 250).rewards == [1.0] * 250  # 100 + 100 + 50
+        long = [good + " " + "x" * 60_000] * 20  # 1.2 MB: over the body limit in one request
+        result = client.score(["format", "repetition"], long)
+        assert result.scores["format"] == [0.0] * 20 and len(result.rewards) == 20
+        with pytest.raises(RewardServiceError, match="completion 0 alone makes a request of") as info:
+            client.score(["format"], ["x" * 600_000])
+        assert info.value.status_code == 413
+
+
+def test_rewards_columns_reports_a_configured_rewards_columns(secured: Server) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    def columns(func: dict[str, Any]) -> Any:
+        return httpx.post(secured.url + "/rewards/columns", json=func, headers=headers)
+
+    renamed = columns({"name": "math", "columns": {"solution": "answer"}})
+    assert renamed.json() == {"columns": ["answer"], "optional_columns": []}
+    route = columns({"name": "route", "params": {"routes": {"cd": "countdown", "m": "math"}}})
+    assert route.json() == {"columns": ["task"], "optional_columns": ["target", "nums", "solution"]}
+    assert columns({"name": "math", "params": {"workers": 3}}).status_code == 422
+    assert columns({"name": "math", "columns": {"nope": "x"}}).status_code == 422
+    assert httpx.post(secured.url + "/rewards/columns", json={"name": "math"}).status_code == 401
+
+
 @pytest.mark.timeout(300)
 def test_schemathesis_finds_no_server_errors(server: Server, tmp_path: Path) -> None:
     st = Path(sys.executable).parent / "schemathesis"

@@ -504,3 +504,22 @@ def test_nested_reward_specs_are_checked_and_junk_token_ids_are_per_item(server:
     response = post(server, junk)
     assert response.status_code == 200, response.text
     assert response.json()["scores"]["cosine"] == [None] * 4
+
+
+def test_a_custom_templates_columns_are_published_and_sent(server: Server, judge: FakeJudge) -> None:
+    """A template's own placeholders are columns of that configuration: /rewards/columns says so, and
+    remote_reward sends them (the registry's class-level columns do not have them)."""
+    template = "Rubric: {rubric}\nAnswer: {completion} SCORE:7"
+    found = httpx.post(
+        server.url + "/rewards/columns",
+        json={"name": "llm_judge", "params": {"template": template}},
+        headers=AUTH,
+    ).json()
+    assert found["columns"] == ["rubric"] and "prompts" in found["optional_columns"]
+    reward = remote_reward("llm_judge", server.url, TOKEN, template=template, alias="rubric_judge")
+    try:
+        assert reward.__name__ == "rubric_judge"
+        assert reward(["It is 4."], prompts=["2+2?"], rubric=["be strict"], trainer_state=object()) == [0.7]
+        assert judge.texts[-1] == "Rubric: be strict\nAnswer: It is 4. SCORE:7"
+    finally:
+        reward.close()

@@ -234,6 +234,7 @@ def test_every_reward_is_linear_on_1_mb_of_hostile_text(name: str) -> None:
 
 ALLOWED_IMPORTS = {
     "rewardkit",
+    "rewardkit.adapters.openrlhf",  # reading OpenRLHF's requests: shared with its file form
     "rewardkit.core",
     "rewardkit.engine",
     "rewardkit.registry",
