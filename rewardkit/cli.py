@@ -115,9 +115,12 @@ def serve_command(
 
 @app.command("plugin-path")
 def plugin_path_command(
-    trainer: Annotated[str, typer.Argument(help="The trainer: swift (ms-swift).")] = "swift",
+    trainer: Annotated[
+        str, typer.Argument(help="The trainer: swift (ms-swift), verl or openrlhf.")
+    ] = "swift",
 ) -> None:
-    """Print the path of a trainer plugin file (ms-swift: pass it to --external_plugins)."""
+    """Print the path of a trainer's plugin file: ms-swift's --external_plugins, veRL's
+    reward.custom_reward_function.path, OpenRLHF's --reward.remote_url (the file form)."""
     try:
         typer.echo(str(plugin_path(trainer)))
     except (ValueError, FileNotFoundError) as exc:

@@ -377,12 +377,21 @@ class RewardClient(_Retrying):
 
 
 class AsyncRewardClient(_Retrying):
-    """Asynchronous client of the scoring service (same policy as :class:`RewardClient`)."""
+    """Asynchronous client of the scoring service (same policy as :class:`RewardClient`). ``server_info``:
+    the server's ``GET /rewards`` body if the caller already has it (a client per event loop or batch need
+    not ask again)."""
 
-    def __init__(self, base_url: str, token: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        server_info: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(base_url, token, **options)
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=self.timeout)
-        self._server: dict[str, Any] | None = None
+        self._server: dict[str, Any] | None = server_info
 
     async def server_info(self) -> dict[str, Any]:
         """The server's ``GET /rewards`` body, fetched once."""

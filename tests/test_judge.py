@@ -207,6 +207,28 @@ def test_an_unreachable_judge_fails_the_batch_naming_the_url(fake_judge: FakeJud
         rewardkit.get("llm_judge", on_unavailable="ignore")
 
 
+def test_the_service_answers_503_when_the_judge_is_down(tmp_path: Path) -> None:
+    from tests.helpers import Server
+
+    env = {
+        "REWARDKIT_JUDGE_BASE_URL": _dead_url(),
+        "REWARDKIT_JUDGE_MODEL": "m",
+        "REWARDKIT_JUDGE_API_KEY": "sk-x",
+        "REWARDKIT_PARAMS": '{"llm_judge": {"max_retries": 0}}',
+    }
+    server = Server(env, tmp_path / "server.log")
+    try:
+        body = {"funcs": ["llm_judge"], "completions": ["a"], "columns": {"question": ["q"]}}
+        response = httpx.post(server.url + "/score", json=body, timeout=60)
+        assert response.status_code == 503 and response.headers["retry-after"] == "5"
+        assert "none of 1 calls reached the judge" in response.json()["detail"]
+        body["funcs"] = [{"name": "llm_judge", "params": {"on_unavailable": "none"}}]
+        response = httpx.post(server.url + "/score", json=body, timeout=60)
+        assert response.status_code == 200 and response.json()["errors"]["llm_judge"] == ["connection_error"]
+    finally:
+        server.stop()
+
+
 def test_one_reachable_call_keeps_the_batch() -> None:
     # a cached verdict counts as reached: the batch is not failed for the calls that could not go out
     own = FakeJudge()

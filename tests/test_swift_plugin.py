@@ -123,15 +123,60 @@ import_external_file(sys.argv[1])
 from swift.rewards import orms, AsyncORM
 reward = orms[sys.argv[2]](args=None)
 assert isinstance(reward, AsyncORM)
-values = asyncio.run(reward(["<answer>4 * 6</answer>", "<answer>4 + 6</answer>"], target=[24, 24],
-                            nums=[[4, 6], [4, 6]], trainer_state=None, prompt_id=["a", "b"]))
+call = json.loads(sys.argv[3])
+values = asyncio.run(reward(call.pop("completions"), trainer_state=None, **call))
 print(json.dumps(values))
 """
+COUNTDOWN_CALL = {
+    "completions": ["<answer>4 * 6</answer>", "<answer>4 + 6</answer>"],
+    "target": [24, 24],
+    "nums": [[4, 6], [4, 6]],
+    "prompt_id": ["a", "b"],
+}
 
 
-def run_remote_script(env: dict[str, str], key: str = "rk_countdown") -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN), key]
+def run_remote_script(
+    env: dict[str, str], key: str = "rk_countdown", call: dict[str, Any] | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", REMOTE_SCRIPT, str(PLUGIN), key, json.dumps(call or COUNTDOWN_CALL)]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=200)
+
+
+@pytest.mark.timeout(240)
+def test_remote_judge_with_a_rubric_template_on_a_messages_dataset(tmp_path: Path, fake_judge: Any) -> None:
+    """ms-swift's standard dataset has messages (no question column); a custom template's placeholder
+    (rubric) is a column of that configuration, which the remote mode learns from the server and sends."""
+    from tests.helpers import Server
+
+    server = Server(
+        {
+            "REWARDKIT_JUDGE_BASE_URL": fake_judge.url,
+            "REWARDKIT_JUDGE_MODEL": "m",
+            "REWARDKIT_JUDGE_API_KEY": "sk-x",
+        },
+        tmp_path / "server.log",
+    )
+    try:
+        env = {
+            **os.environ,
+            "REWARDKIT_URL": server.url,
+            "REWARDKIT_PARAMS": json.dumps(
+                {"llm_judge": {"template": "{rubric} | {question} | {completion}"}}
+            ),
+        }
+        call = {
+            "completions": ["It is 4."],
+            "messages": [
+                [{"role": "user", "content": "2+2? SCORE:4"}, {"role": "assistant", "content": "It is 4."}]
+            ],
+            "rubric": ["be strict"],
+        }
+        proc = run_remote_script(env, "rk_llm_judge", call)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert json.loads(proc.stdout.strip().splitlines()[-1]) == [0.4]
+        assert fake_judge.texts[-1] == "be strict | 2+2? SCORE:4 | It is 4."
+    finally:
+        server.stop()
 
 
 @pytest.mark.timeout(240)

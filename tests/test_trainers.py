@@ -240,3 +240,37 @@ def test_openrlhf_token_never_reaches_the_log(secured: Server) -> None:
     log = secured.log.read_text()
     assert "/get_reward?token=***&funcs=math" in log  # the access line is there, redacted
     assert TOKEN not in log
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = Server({}, tmp_path_factory.mktemp("verl") / "server.log")
+    yield s
+    s.stop()
+
+
+def _score_requests(server: Server) -> float:
+    metrics = httpx.get(server.url + "/metrics").text
+    lines = [
+        line for line in metrics.splitlines() if line.startswith('rewardkit_requests_total{route="/score"')
+    ]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
+
+
+def test_verl_remote_mode_coalesces_into_few_requests(plain: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rewardkit.adapters import verl
+
+    monkeypatch.setenv("REWARDKIT_URL", plain.url)
+    rows = VERL_BATCH * 16  # 128 samples, one task each, as veRL's reward loop makes them
+
+    async def reward_loop() -> list[float]:
+        return list(await asyncio.gather(*(_verl_call(verl.compute_score_async, row) for row in rows)))
+
+    before = _score_requests(plain)
+    assert asyncio.run(reward_loop()) == [row[3] for row in rows]
+    assert _score_requests(plain) - before == 1  # 128 per-sample calls, one POST /score
+    # the sync and batch faces in remote mode
+    assert _verl_call(verl.compute_score, VERL_BATCH[2]) == 1.0
+    sources, texts, truths, expected = (list(c) for c in zip(*VERL_BATCH, strict=True))
+    assert verl.compute_score_batch(sources, texts, truths, [{}] * len(texts)) == expected
+    assert _score_requests(plain) - before == 3

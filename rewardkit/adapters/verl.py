@@ -31,6 +31,7 @@ table's own (``math_dapo`` scores wrong answers -1, as veRL does).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 import weakref
@@ -198,6 +199,11 @@ def _remote_func() -> dict[str, Any]:
 _sync_client: Any = None
 
 
+def _close_sync_client() -> None:
+    if _sync_client is not None:
+        _sync_client.close()
+
+
 def score_rows(
     data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any]
 ) -> Scored:
@@ -214,6 +220,10 @@ def score_rows(
 
     with _lock:
         if _sync_client is None or _sync_client.base_url != url.rstrip("/"):
+            if _sync_client is None:
+                atexit.register(_close_sync_client)
+            else:
+                _sync_client.close()
             _sync_client = RewardClient(url)
         client = _sync_client
     spec = _remote_func()
@@ -230,29 +240,22 @@ async def ascore_rows(
     url = _remote_url()
     if url is None:
         return await asyncio.to_thread(score_rows, data_sources, solution_strs, ground_truths)
+    from rewardkit.client import AsyncRewardClient
     from rewardkit.engine import FuncSpec
 
     _check_lengths(data_sources, solution_strs, ground_truths)
     names, columns = _rows(data_sources, ground_truths, _router())
-    client = _async_client(url)
     spec = _remote_func()
-    result = await client.score(
-        [FuncSpec("route", spec["params"])], list(solution_strs), data_source=names, **columns
-    )
+    # A client per batch, closed with it (veRL's loops come and go); the server's policy is asked once.
+    async with AsyncRewardClient(url, server_info=_server_infos.get(url)) as client:
+        result = await client.score(
+            [FuncSpec("route", spec["params"])], list(solution_strs), data_source=names, **columns
+        )
+        _server_infos[url] = await client.server_info()
     return Scored(result.scores["route"], result.errors.get("route", []))
 
 
-_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-
-
-def _async_client(url: str) -> Any:
-    from rewardkit.client import AsyncRewardClient
-
-    loop = asyncio.get_running_loop()
-    client = _async_clients.get(loop)
-    if client is None or client.base_url != url.rstrip("/"):
-        client = _async_clients[loop] = AsyncRewardClient(url)
-    return client
+_server_infos: dict[str, dict[str, Any]] = {}  # base URL -> its GET /rewards body
 
 
 # ---------------------------------------------------------------- coalescing concurrent per-sample calls

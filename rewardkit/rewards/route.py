@@ -3,7 +3,7 @@
 >>> import rewardkit
 >>> route = rewardkit.get("route", column="task", routes={"cd": "countdown", "gsm8k": "math"})
 >>> route(
-...     ["<answer>6 * 4</answer>", "3 + 4 = 7\n#### 7"],
+...     ["<answer>6 * 4</answer>", "3 + 4, so the answer is 7."],
 ...     task=["cd", "gsm8k"],
 ...     target=[24, None], nums=[[4, 6], None],   # the countdown row's columns
 ...     solution=[None, "7"],                      # the math row's
