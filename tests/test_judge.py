@@ -7,6 +7,7 @@ import base64
 import io
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -218,7 +219,7 @@ def test_the_service_answers_503_when_the_judge_is_down(tmp_path: Path) -> None:
     }
     server = Server(env, tmp_path / "server.log")
     try:
-        body = {"funcs": ["llm_judge"], "completions": ["a"], "columns": {"question": ["q"]}}
+        body: dict[str, Any] = {"funcs": ["llm_judge"], "completions": ["a"], "columns": {"question": ["q"]}}
         response = httpx.post(server.url + "/score", json=body, timeout=60)
         assert response.status_code == 503 and response.headers["retry-after"] == "5"
         assert "none of 1 calls reached the judge" in response.json()["detail"]

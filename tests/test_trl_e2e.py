@@ -28,9 +28,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.mark.timeout(600)
 def test_a_grpo_run_with_rewardkits_rewards(fake_judge: FakeJudge, service: Server, tmp_path: Path) -> None:
     os.environ.setdefault("WANDB_DISABLED", "true")
-    from datasets import Dataset
+    from datasets import Dataset  # type: ignore[import-untyped]
     from transformers import AutoTokenizer, Qwen2ForCausalLM
-    from trl import GRPOConfig, GRPOTrainer
+    from trl.trainer.grpo_config import GRPOConfig
+    from trl.trainer.grpo_trainer import GRPOTrainer
 
     model_dir, _ = build(tmp_path)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
