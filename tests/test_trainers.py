@@ -1,9 +1,9 @@
 """Every registered reward called exactly as each trainer calls it; the veRL and OpenRLHF adapters.
 
-TRL and ms-swift run for real elsewhere (test_trl_e2e.py, test_swift_e2e.py). veRL and OpenRLHF do not
-install beside ms-swift 4.6 here (veRL pins transformers<5.11; OpenRLHF needs flash-attn, deepspeed and CUDA),
-so their calling conventions are reproduced from their sources (verl 0.9.1 ``experimental/reward_loop``,
-OpenRLHF 0.11.2 ``utils/agent.py``): keyword names, one sample per call, the file loaded by path.
+TRL, ms-swift and veRL's reward managers run for real elsewhere (test_trl_e2e.py, test_swift_e2e.py,
+test_verl.py). OpenRLHF does not install here (it needs flash-attn, deepspeed and CUDA), so its calling
+convention is reproduced from its source (OpenRLHF 0.11.2 ``utils/agent.py``): the request body, one sample per
+call, no headers, the file loaded by path; veRL's is too, for the cases its managers cannot show.
 """
 
 from __future__ import annotations

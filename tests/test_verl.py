@@ -1,0 +1,81 @@
+"""veRL's own loader and reward managers (verl 0.9.1) calling rewardkit's veRL file.
+
+veRL does not install beside ms-swift 4.6 (it pins transformers<5.11 and would downgrade it), so it goes into
+a directory of its own, without its dependencies but the few its reward path imports (ray and tensordict at
+import time, omegaconf/hydra for its config), and runs in a subprocess with that directory first on the path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rewardkit.adapters import plugin_path
+from tests.helpers import ROOT
+
+SITE = Path(sys.prefix) / "verl-site"  # inside the venv: `make clean` removes it with the rest
+PACKAGES = [
+    "verl==0.9.1",
+    "ray==2.60.0",
+    "tensordict==0.10.0",
+    "pyvers==0.1.0",
+    "omegaconf==2.4.0",
+    "hydra-core==1.3.8",
+    "antlr4-python3-runtime==4.9.3",
+    "codetiming==1.4.0",
+    "msgpack==1.2.4",
+    "jsonschema==4.26.0",
+    "jsonschema-specifications==2025.9.1",
+    "referencing==0.37.0",
+    "rpds-py==2026.9.1",
+    "orjson==3.13.0",
+    "pylatexenc==2.11",
+]
+ROWS = [  # data_source, response, ground_truth, expected
+    ["openai/gsm8k", "16 - 3 - 4 = 9, 9 * 2 = 18\n#### 18", "18", 1.0],
+    ["openai/gsm8k", "#### 17", "18", 0.0],
+    ["countdown", "<answer>(6 - 2) * 6</answer>", {"target": 24, "numbers": [2, 6, 6]}, 1.0],
+    ["countdown", "<answer>6 + 2 + 6</answer>", {"target": 24, "numbers": [2, 6, 6]}, 0.0],
+    ["lighteval/MATH", "so x = \\boxed{\\frac{1}{2}}", "0.5", 1.0],
+    ["math_dapo", "Answer: 7", "8", -1.0],
+    ["countdown", "I give up", {"target": 24, "numbers": [2, 6, 6]}, 0.0],
+]
+
+
+@pytest.fixture(scope="module")
+def verl_site() -> Path:
+    stamp = SITE / ".installed"
+    if not stamp.is_file():
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(SITE)]
+        subprocess.run(command + PACKAGES, check=True, timeout=600)
+        stamp.write_text("\n".join(PACKAGES))
+    return SITE
+
+
+@pytest.mark.timeout(300)
+def test_verls_managers_call_the_adapter(verl_site: Path) -> None:
+    rows = [row[:3] for row in ROWS]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(verl_site), str(ROOT)])}
+    env.pop("REWARDKIT_URL", None)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "verl_run.py"), str(plugin_path("verl")), json.dumps(rows)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    expected = [row[3] for row in ROWS]
+    assert report["async_detected"] is True  # veRL awaits it
+    assert report["reward_loop"] == expected
+    assert report["reward_loop_batches"] == 1  # seven per-sample tasks, one batch
+    assert report["naive"] == expected
+    assert report["batch"] == expected
+    # "ok": read and judged on its merits (right or wrong); otherwise what stopped a normal judgement
+    assert report["detailed_reasons"] == ["ok"] * 6 + ["no_answer"]
