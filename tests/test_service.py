@@ -384,3 +384,32 @@ def test_cli_scores_a_file_through_the_service(server: Server, tmp_path: Path) -
     assert remote.returncode == 0, remote.stderr
     assert remote.stdout == local.stdout
     assert [json.loads(line)["reward"] for line in remote.stdout.splitlines()] == [2.0, 0.0]
+
+
+def test_aliases_and_column_maps_over_http(server: Server) -> None:
+    body = {
+        "funcs": [
+            {"name": "format", "alias": "fmt_strict"},
+            {"name": "format", "alias": "fmt_prefilled", "params": {"think_prefilled": True}},
+            {"name": "math", "alias": "gsm8k_acc", "columns": {"solution": "answer"}},
+        ],
+        "completions": ["<think>a</think><answer>7</answer>", "a</think><answer>8</answer>"],
+        "columns": {"answer": ["7", "7"]},
+    }
+    response = httpx.post(server.url + "/score", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json()["scores"] == {
+        "fmt_strict": [1.0, 0.0],
+        "fmt_prefilled": [0.0, 1.0],
+        "gsm8k_acc": [1.0, 0.0],
+    }
+    metrics = httpx.get(server.url + "/metrics").text
+    assert 'rewardkit_items_scored_total{func="format"}' in metrics  # by registry key: no series per alias
+    assert "fmt_strict" not in metrics and "gsm8k_acc" not in metrics
+    for bad in ({"alias": "1bad"}, {"alias": "x" * 65}, {"alias": "a b"}, {"columns": {"nope": "answer"}}):
+        func = {"name": "math", **bad}
+        refused = httpx.post(server.url + "/score", json={**body, "funcs": [func]}, timeout=60)
+        assert refused.status_code == 422, (bad, refused.text)
+    missing = {**body, "funcs": [{"name": "math", "columns": {"solution": "gold"}}]}
+    refused = httpx.post(server.url + "/score", json=missing, timeout=60)
+    assert refused.status_code == 422 and "'gold' (read as 'solution') is missing" in refused.json()["detail"]
