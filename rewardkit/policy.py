@@ -70,6 +70,7 @@ class CallerParam:
 
 MAX_SPEC_DEPTH = 4  # nested reward specs (a composite of a composite ...)
 MAX_SPEC_MAP = 64  # rewards in one map of specs (routes)
+MAX_SPECS = 256  # rewards one top-level spec builds, nested ones included
 
 
 def load_params_table(environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
@@ -194,7 +195,9 @@ class RemotePolicy:
         declared: CallerParam | None = self._registry.info(name).caller_params.get(param)
         return declared.cap if declared is not None else None
 
-    def check(self, name: str, params: Mapping[str, Any], *, _depth: int = 0) -> dict[str, Any]:
+    def check(
+        self, name: str, params: Mapping[str, Any], *, _depth: int = 0, _budget: list[int] | None = None
+    ) -> dict[str, Any]:
         """The caller's parameters for ``name``, checked, with nested reward specs built.
 
         Raises PolicyError naming the parameter (and the value and the cap, for a value over its cap)."""
@@ -221,29 +224,29 @@ class RemotePolicy:
                 except ValueError as exc:
                     raise PolicyError(f"reward {name!r}: parameter {param!r}: {exc}") from None
             if declared.reward_spec:
-                value = self._nested(value, _depth)
+                value = self._nested(value, _depth, _budget)
             elif declared.reward_spec_map:
-                value = self._nested_map(value, _depth)
+                value = self._nested_map(value, _depth, _budget)
             checked[param] = value
         return checked
 
-    def _nested_map(self, value: Any, depth: int) -> dict[str, Reward]:
+    def _nested_map(self, value: Any, depth: int, budget: list[int] | None) -> dict[str, Reward]:
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise PolicyError("a map of rewards is an object of {key: reward name or spec}")
         if len(value) > MAX_SPEC_MAP:
             raise PolicyError(f"a map of rewards holds at most {MAX_SPEC_MAP} rewards, got {len(value)}")
-        return {key: self._nested(spec, depth) for key, spec in value.items()}
+        return {key: self._nested(spec, depth, budget) for key, spec in value.items()}
 
-    def _nested(self, value: Any, depth: int) -> Reward:
+    def _nested(self, value: Any, depth: int, budget: list[int] | None) -> Reward:
         if depth >= MAX_SPEC_DEPTH:
             raise PolicyError(f"reward specs nested deeper than {MAX_SPEC_DEPTH}")
         if isinstance(value, str):
-            return self.build(value, {}, _depth=depth + 1)
+            return self.build(value, {}, _depth=depth + 1, _budget=budget)
         if isinstance(value, Mapping) and isinstance(value.get("name"), str):
             params = value.get("params") or {}
             if not isinstance(params, Mapping) or set(value) - {"name", "params", "columns"}:
                 raise PolicyError(_NESTED_SHAPE)
-            reward = self.build(value["name"], params, _depth=depth + 1)
+            reward = self.build(value["name"], params, _depth=depth + 1, _budget=budget)
             if value.get("columns") is not None:
                 try:
                     reward.configure(columns=value["columns"])
@@ -252,11 +255,22 @@ class RemotePolicy:
             return reward
         raise PolicyError(_NESTED_SHAPE)
 
-    def build(self, name: str, params: Mapping[str, Any] | None = None, *, _depth: int = 0) -> Reward:
+    def build(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        _depth: int = 0,
+        _budget: list[int] | None = None,
+    ) -> Reward:
         """A reward configured for a remote caller: remote defaults, then server settings, then the caller's
         checked parameters."""
         info = self._registry.info(name)
-        caller = self.check(name, params or {}, _depth=_depth)
+        budget = [MAX_SPECS] if _budget is None else _budget  # rewards one top-level spec may build
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise PolicyError(f"one reward spec builds at most {MAX_SPECS} rewards (nested specs and routes)")
+        caller = self.check(name, params or {}, _depth=_depth, _budget=budget)
         merged = {**info.remote_defaults, **self.server_params.get(name, {}), **caller}
         return self._registry.get(name, **merged)
 

@@ -94,3 +94,13 @@ def test_remote_routes_pass_the_caller_policy() -> None:
             inner = {"name": "route", "params": {"routes": {"x": inner}}}
         policy.build("route", {"routes": {"x": inner}})
     assert policy.describe("route")["routes"]["reward_spec_map"] is True
+
+
+def test_one_spec_builds_a_bounded_number_of_rewards() -> None:
+    """64 routes of 64 routes of 64 ... would build millions of rewards from one request: refused."""
+    policy = RemotePolicy()
+    wide = {f"k{i}": "format" for i in range(64)}
+    assert len(policy.build("route", {"routes": wide}).params()["routes"]) == 64
+    nested = {f"k{i}": {"name": "route", "params": {"routes": wide}} for i in range(64)}
+    with pytest.raises(PolicyError, match="builds at most 256 rewards"):
+        policy.build("route", {"routes": nested})
