@@ -2,8 +2,8 @@
 
 TRL, ms-swift and veRL's reward managers run for real elsewhere (test_trl_e2e.py, test_swift_e2e.py,
 test_verl.py). OpenRLHF does not install here (it needs flash-attn, deepspeed and CUDA), so its calling
-convention is reproduced from its source (OpenRLHF 0.11.2 ``utils/agent.py``): the request body, one sample per
-call, no headers, the file loaded by path; veRL's is too, for the cases its managers cannot show.
+convention is reproduced from its source (OpenRLHF 0.11.2 ``utils/agent.py``): the request body, one sample
+per call, no headers, the file loaded by path; veRL's is too, for the cases its managers cannot show.
 """
 
 from __future__ import annotations
