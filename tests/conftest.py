@@ -10,6 +10,9 @@ import pytest
 from rewardkit import registry
 from tests.fake_judge import FakeJudge
 
+# Run in a subprocess with veRL on the path (test_verl.py), never imported here.
+collect_ignore = ["verl_run.py"]
+
 # One valid sample per registered reward, for the contract tests. A new reward without an entry here
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.
 # Rewards that need a setting (ms-swift requires it too) are built with "params".
