@@ -277,7 +277,7 @@ class Reward(abc.ABC):
         columns from the caller's: ``columns={"solution": "answer"}`` reads ``solution`` from ``answer``.
         Returns the reward itself. ``RewardError`` (a ``ValueError``) for a bad alias or map."""
         if alias is not None:
-            if not isinstance(alias, str) or not ALIAS_RE.match(alias):
+            if not isinstance(alias, str) or not ALIAS_RE.fullmatch(alias):
                 raise RewardError(
                     f"alias must be 1-{MAX_ALIAS} characters: letters, digits, '_ . -', starting with a "
                     f"letter; got {alias!r}"

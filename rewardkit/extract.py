@@ -21,9 +21,7 @@ __all__ = [
 
 #: end-of-turn tokens a trainer may leave in a decoded completion (OpenRLHF keeps special tokens): ChatML and
 #: Llama 3 style ``<|...|>``, DeepSeek's full-width ``<｜...｜>``, and the classic ``</s>``, ``<eos>``, ...
-_SPECIAL_TAIL = re.compile(
-    r"(?:<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</s>|<eos>|<end_of_turn>|<pad>)\s*\Z"
-)
+_SPECIAL_TAIL = re.compile(r"(?:<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</s>|<eos>|<end_of_turn>|<pad>)\Z")
 
 
 def strip_special_tail(text: str) -> str:
@@ -34,12 +32,14 @@ def strip_special_tail(text: str) -> str:
     >>> strip_special_tail("<answer>4</answer></s>")
     '<answer>4</answer>'
     """
-    text = text.rstrip()
-    while True:
-        match = _SPECIAL_TAIL.search(text, max(0, len(text) - 48))  # a token is short: look at the end only
+    end = len(text.rstrip())
+    while True:  # move the end back token by token; one slice at the end (linear in what is stripped)
+        match = _SPECIAL_TAIL.search(text, max(0, end - 48), end)  # a token is short: look at the end only
         if match is None:
-            return text
-        text = text[: match.start()].rstrip()
+            return text[:end]
+        end = match.start()
+        while end and text[end - 1].isspace():
+            end -= 1
 
 
 def last_tag_block(text: str, tag: str = "answer") -> str | None:

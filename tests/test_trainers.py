@@ -154,7 +154,7 @@ def test_verl_async_reward_loop_coalesces_concurrent_calls() -> None:
     assert batches == 1
 
 
-def test_verl_async_failures_reach_every_caller() -> None:
+def test_verl_async_unknown_data_source_fails_only_its_caller() -> None:
     from rewardkit.adapters import verl
 
     async def loop() -> list[Any]:
@@ -162,8 +162,9 @@ def test_verl_async_failures_reach_every_caller() -> None:
         bad = verl.compute_score_async("nobody/knows", "x", "1")
         return list(await asyncio.gather(good, bad, return_exceptions=True))
 
-    results = asyncio.run(loop())
-    assert all(isinstance(r, ValueError) and "nobody/knows" in str(r) for r in results)
+    good, bad = asyncio.run(loop())
+    assert good == 1.0
+    assert isinstance(bad, ValueError) and "no reward for data_source 'nobody/knows'" in str(bad)
 
 
 def test_verl_loads_the_file_as_verl_does() -> None:

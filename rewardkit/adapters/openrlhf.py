@@ -31,6 +31,7 @@ from rewardkit.policy import load_params_table
 __all__ = ["MAX_FUNCS", "funcs_from", "read_request", "response_body", "reward_func"]
 
 MAX_FUNCS = 16  # rewards named by one request
+MAX_LABEL_COLUMNS = 32  # distinct columns the labels of one request may give (each is a list of every row)
 
 
 def _label_columns(label: Any) -> dict[str, Any] | None:
@@ -39,7 +40,7 @@ def _label_columns(label: Any) -> dict[str, Any] | None:
     if isinstance(label, str) and label.lstrip().startswith("{"):
         try:
             parsed = json.loads(label)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: a plain label
             return None
         return dict(parsed) if isinstance(parsed, dict) else None
     return None
@@ -48,7 +49,8 @@ def _label_columns(label: Any) -> dict[str, Any] | None:
 def read_request(
     queries: Sequence[str], prompts: Sequence[str] | None, labels: Sequence[Any] | None
 ) -> tuple[list[str], dict[str, list[Any]]]:
-    """OpenRLHF's lists as completions and columns. ``ValueError`` when the lists differ in length.
+    """OpenRLHF's lists as completions and columns. ``ValueError`` when the lists differ in length or the
+    labels name more than :data:`MAX_LABEL_COLUMNS` distinct columns.
 
     >>> read_request(["P: <answer>6 * 4</answer></s>"], ["P: "], ['{"target": 24, "nums": [4, 6]}'])
     (['<answer>6 * 4</answer>'], {'target': [24], 'nums': [[4, 6]]})
@@ -66,7 +68,12 @@ def read_request(
     for i, label in enumerate(labels if labels is not None else ()):
         fields = _label_columns(label)
         for key, value in (fields if fields is not None else {"solution": label}).items():
-            columns.setdefault(str(key), [None] * n)[i] = value
+            column = columns.get(str(key))
+            if column is None:
+                if len(columns) >= MAX_LABEL_COLUMNS:
+                    raise ValueError(f"the labels name more than {MAX_LABEL_COLUMNS} distinct columns")
+                column = columns[str(key)] = [None] * n
+            column[i] = value
     return completions, columns
 
 

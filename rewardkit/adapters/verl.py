@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import fnmatch
 import os
+import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -100,7 +102,9 @@ DATA_SOURCES: dict[str, DataSource] = {
     "hiyouga/geometry3k": DataSource("math"),
 }
 _lock = threading.Lock()
-_route: tuple[tuple[Any, ...], Any] | None = None  # (what it was built from, the route reward)
+_version = 0  # bumped by register_data_source: what was built from the table is built again
+_built: dict[tuple[Any, ...], Any] = {}  # (table version, user params) -> the route reward (in process)
+_params_cache: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
 
 
 def register_data_source(
@@ -110,66 +114,85 @@ def register_data_source(
     columns: Callable[[Any], dict[str, Any]] = solution_columns,
 ) -> None:
     """Score rows whose ``data_source`` is ``name`` (or matches it, a glob like ``my_math*``) with ``reward``.
+    In process a bad name or parameter fails here; in remote mode the service says so at the first batch.
 
     >>> register_data_source("my_gsm8k", "math", {"extract": "lenient"})
     >>> compute_score("my_gsm8k", "I think it is 12", "12")
     1.0
     >>> del DATA_SOURCES["my_gsm8k"]
     """
-    get(reward, **dict(params or {}))  # a bad name or parameter fails here, not at the first batch
+    global _version
+    if _remote_url() is None:
+        get(reward, **dict(params or {}))
     with _lock:
         DATA_SOURCES[name] = DataSource(reward, dict(params or {}), columns)
+        _version += 1
 
 
-def _settings() -> tuple[tuple[Any, ...], dict[str, dict[str, Any]]]:
-    table = load_params_table()
-    key = tuple(
-        (name, s.reward, tuple(sorted(s.params.items())), s.columns) for name, s in DATA_SOURCES.items()
-    )
-    return (key, repr(sorted(table.items()))), table
+class _Table:
+    """One consistent view of :data:`DATA_SOURCES` for one batch: exact names first, then globs in order."""
 
+    def __init__(self) -> None:
+        with _lock:
+            self.sources = dict(DATA_SOURCES)
+            self.version = (_version, tuple(self.sources))  # a `del DATA_SOURCES[...]` changes the names
+        self.globs = [
+            (key, re.compile(fnmatch.translate(key))) for key in self.sources if any(c in key for c in "*?[")
+        ]
 
-def _routes(table: Mapping[str, Mapping[str, Any]], remote: bool) -> dict[str, Any]:
-    """The ``route`` reward's routes: per data source, its reward with the user's settings under the table's
-    (remote: only the table's; the service applies its operator's)."""
-    return {
-        name: {
-            "name": source.reward,
-            "params": dict(source.params) if remote else {**table.get(source.reward, {}), **source.params},
+    def match(self, data_source: str) -> str:
+        """The table key for ``data_source``; ``ValueError`` naming it and the table when there is none."""
+        if data_source in self.sources:
+            return data_source
+        for key, pattern in self.globs:
+            if pattern.match(data_source):
+                return key
+        raise ValueError(
+            f"rewardkit: no reward for data_source {data_source!r}; known: {', '.join(self.sources)}. Add "
+            "one with rewardkit.adapters.verl.register_data_source(name, reward, params)."
+        )
+
+    def routes(self, user: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """The ``route`` reward's routes: per data source, its reward with ``user``'s settings under the
+        table's (remote: ``user`` is empty; the service applies its operator's)."""
+        return {
+            name: {"name": s.reward, "params": {**user.get(s.reward, {}), **s.params}}
+            for name, s in self.sources.items()
         }
-        for name, source in DATA_SOURCES.items()
-    }
+
+    def rows(
+        self, data_sources: Sequence[Any], ground_truths: Sequence[Any]
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The batch as the route reward's columns (``ValueError`` for a data source the table lacks)."""
+        n = len(data_sources)
+        columns: dict[str, Any] = {}
+        names = [str(source) for source in data_sources]
+        for i, (name, truth) in enumerate(zip(names, ground_truths, strict=True)):
+            for column, value in self.sources[self.match(name)].columns(truth).items():
+                columns.setdefault(column, [None] * n)[i] = value
+        return names, columns
 
 
-def _router() -> Route:
-    global _route
-    key, table = _settings()
+def _user_params() -> dict[str, dict[str, Any]]:
+    """``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``, read once per value of those variables."""
+    key = (os.environ.get("REWARDKIT_PARAMS", ""), os.environ.get("REWARDKIT_CONFIG", ""))
+    found = _params_cache.get(key)
+    if found is None:
+        found = _params_cache[key] = load_params_table()
+    return found
+
+
+def _router(table: _Table) -> Route:
+    user = _user_params()
+    key = (table.version, repr(sorted(user.items())))
     with _lock:
-        if _route is None or _route[0] != key:
-            _route = (key, get("route", column="data_source", routes=_routes(table, remote=False)))
-        return cast(Route, _route[1])
-
-
-def _rows(
-    data_sources: Sequence[Any], ground_truths: Sequence[Any], router: Route
-) -> tuple[list[str], dict[str, Any]]:
-    """The batch as the route reward's columns; ``ValueError`` for a data source the table lacks."""
-    n = len(data_sources)
-    columns: dict[str, Any] = {}
-    names: list[str] = []
-    route_of = router.route_of
-    for i, (source, truth) in enumerate(zip(data_sources, ground_truths, strict=True)):
-        name = str(source)
-        key = route_of(name)
-        if key is None:
-            raise ValueError(
-                f"rewardkit: no reward for data_source {name!r}; known: {', '.join(DATA_SOURCES)}. Add one "
-                "with rewardkit.adapters.verl.register_data_source(name, reward, params)."
-            )
-        names.append(name)
-        for column, value in DATA_SOURCES[key].columns(truth).items():
-            columns.setdefault(column, [None] * n)[i] = value
-    return names, columns
+        built = _built.get(key)
+    if built is None:
+        built = get("route", column="data_source", routes=table.routes(user))
+        with _lock:
+            _built.clear()  # one table in use at a time
+            _built[key] = built
+    return cast(Route, built)
 
 
 def _as_float(value: float | None) -> float:
@@ -192,16 +215,21 @@ def _remote_url() -> str | None:
     return os.environ.get("REWARDKIT_URL") or None
 
 
-def _remote_func() -> dict[str, Any]:
-    return {"name": "route", "params": {"column": "data_source", "routes": _routes({}, remote=True)}}
+def _remote_spec(table: _Table) -> Any:
+    from rewardkit.engine import FuncSpec
+
+    return FuncSpec("route", {"column": "data_source", "routes": table.routes({})})
 
 
-_sync_client: Any = None
+_sync_clients: dict[str, Any] = {}  # base URL -> its client (thread-safe; closed at exit)
 
 
-def _close_sync_client() -> None:
-    if _sync_client is not None:
-        _sync_client.close()
+def _close_sync_clients() -> None:
+    for client in _sync_clients.values():
+        client.close()
+
+
+atexit.register(_close_sync_clients)
 
 
 def score_rows(
@@ -209,48 +237,36 @@ def score_rows(
 ) -> Scored:
     """Values and reasons of a batch of veRL rows, in process or (``REWARDKIT_URL``) on the service."""
     _check_lengths(data_sources, solution_strs, ground_truths)
-    router = _router()
-    names, columns = _rows(data_sources, ground_truths, router)
+    table = _Table()
+    names, columns = table.rows(data_sources, ground_truths)
     url = _remote_url()
     if url is None:
-        return router.score_detailed(list(solution_strs), data_source=names, **columns)
-    global _sync_client
+        return _router(table).score_detailed(list(solution_strs), data_source=names, **columns)
     from rewardkit.client import RewardClient
-    from rewardkit.engine import FuncSpec
 
     with _lock:
-        if _sync_client is None or _sync_client.base_url != url.rstrip("/"):
-            if _sync_client is None:
-                atexit.register(_close_sync_client)
-            else:
-                _sync_client.close()
-            _sync_client = RewardClient(url)
-        client = _sync_client
-    spec = _remote_func()
-    result = client.score(
-        [FuncSpec("route", spec["params"])], list(solution_strs), data_source=names, **columns
-    )
+        client = _sync_clients.get(url)
+        if client is None:
+            client = _sync_clients[url] = RewardClient(url)
+    result = client.score([_remote_spec(table)], list(solution_strs), data_source=names, **columns)
     return Scored(result.scores["route"], result.errors.get("route", []))
 
 
 async def ascore_rows(
     data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any]
 ) -> Scored:
-    """:func:`score_rows` on an event loop (remote: an async client of this loop; here: a thread)."""
+    """:func:`score_rows` on an event loop (remote: an async client for the batch; here: a thread)."""
     url = _remote_url()
     if url is None:
         return await asyncio.to_thread(score_rows, data_sources, solution_strs, ground_truths)
     from rewardkit.client import AsyncRewardClient
-    from rewardkit.engine import FuncSpec
 
     _check_lengths(data_sources, solution_strs, ground_truths)
-    names, columns = _rows(data_sources, ground_truths, _router())
-    spec = _remote_func()
+    table = _Table()
+    names, columns = table.rows(data_sources, ground_truths)
     # A client per batch, closed with it (veRL's loops come and go); the server's policy is asked once.
     async with AsyncRewardClient(url, server_info=_server_infos.get(url)) as client:
-        result = await client.score(
-            [FuncSpec("route", spec["params"])], list(solution_strs), data_source=names, **columns
-        )
+        result = await client.score([_remote_spec(table)], list(solution_strs), data_source=names, **columns)
         _server_infos[url] = await client.server_info()
     return Scored(result.scores["route"], result.errors.get("route", []))
 
@@ -298,17 +314,23 @@ class Coalescer:
         self, batch: list[tuple[tuple[Any, str, Any], asyncio.Future[tuple[float | None, str | None]]]]
     ) -> None:
         self.batches += 1
-        sources, texts, truths = (list(column) for column in zip(*(item for item, _ in batch), strict=True))
         try:
+            sources, texts, truths = (
+                list(column) for column in zip(*(item for item, _ in batch), strict=True)
+            )
             scored = await ascore_rows(sources, texts, truths)
-        except Exception as exc:
+            for i, (_, future) in enumerate(batch):
+                if not future.done():  # a caller may have been cancelled
+                    future.set_result((scored.values[i], scored.reasons[i]))
+        except BaseException as exc:  # cancelled too: no caller may wait forever
             for _, future in batch:
                 if not future.done():
-                    future.set_exception(exc)
-            return
-        for i, (_, future) in enumerate(batch):
-            if not future.done():  # a caller may have been cancelled
-                future.set_result((scored.values[i], scored.reasons[i]))
+                    if isinstance(exc, asyncio.CancelledError):
+                        future.cancel()
+                    else:
+                        future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
 
 
 _coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = weakref.WeakKeyDictionary()
@@ -345,7 +367,9 @@ def compute_score_detailed(
 async def compute_score_async(
     data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any
 ) -> float:
-    """:func:`compute_score` for veRL's reward loop: concurrent calls are scored together in batches."""
+    """:func:`compute_score` for veRL's reward loop: concurrent calls are scored together in batches. A data
+    source the table lacks fails this call only, not the batch it would have joined."""
+    _Table().match(str(data_source))
     value, _ = await coalescer().submit(data_source, solution_str, ground_truth)
     return _as_float(value)
 

@@ -12,6 +12,7 @@ import hmac
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from starlette.concurrency import run_in_threadpool
 
 from rewardkit.adapters.openrlhf import funcs_from, read_request, response_body
 
@@ -57,7 +58,8 @@ async def get_reward(
     check_batch(len(body.query), settings.max_batch)
     try:
         names = funcs_from(funcs) if funcs is not None else list(settings.openrlhf_funcs)
-        completions, columns = read_request(body.query, body.prompts, body.labels)
+        # off the event loop: labels may hold JSON to parse
+        completions, columns = await run_in_threadpool(read_request, body.query, body.prompts, body.labels)
     except ValueError as exc:
         raise HTTPException(422, detail=str(exc)) from None
     result = await run_batch(request, settings, names, completions, columns)
