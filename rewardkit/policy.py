@@ -230,23 +230,27 @@ class RemotePolicy:
             checked[param] = value
         return checked
 
-    def _nested_map(self, value: Any, depth: int, budget: list[int] | None) -> dict[str, Reward]:
-        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+    def _nested_map(
+        self, value: Any, depth: int, budget: list[int] | None, trusted: bool = False
+    ) -> dict[str, Reward]:
+        if not isinstance(value, Mapping):
             raise PolicyError("a map of rewards is an object of {key: reward name or spec}")
-        if len(value) > MAX_SPEC_MAP:
+        if len(value) > MAX_SPEC_MAP and not trusted:
             raise PolicyError(f"a map of rewards holds at most {MAX_SPEC_MAP} rewards, got {len(value)}")
-        return {key: self._nested(spec, depth, budget) for key, spec in value.items()}
+        return {key: self._nested(spec, depth, budget, trusted) for key, spec in value.items()}
 
-    def _nested(self, value: Any, depth: int, budget: list[int] | None) -> Reward:
+    def _nested(self, value: Any, depth: int, budget: list[int] | None, trusted: bool = False) -> Reward:
+        if isinstance(value, Reward):  # built already (an operator's Reward object)
+            return value
         if depth >= MAX_SPEC_DEPTH:
             raise PolicyError(f"reward specs nested deeper than {MAX_SPEC_DEPTH}")
         if isinstance(value, str):
-            return self.build(value, {}, _depth=depth + 1, _budget=budget)
+            return self.build(value, {}, _depth=depth + 1, _budget=budget, _trusted=trusted)
         if isinstance(value, Mapping) and isinstance(value.get("name"), str):
             params = value.get("params") or {}
             if not isinstance(params, Mapping) or set(value) - {"name", "params", "columns"}:
                 raise PolicyError(_NESTED_SHAPE)
-            reward = self.build(value["name"], params, _depth=depth + 1, _budget=budget)
+            reward = self.build(value["name"], params, _depth=depth + 1, _budget=budget, _trusted=trusted)
             if value.get("columns") is not None:
                 try:
                     reward.configure(columns=value["columns"])
@@ -262,16 +266,29 @@ class RemotePolicy:
         *,
         _depth: int = 0,
         _budget: list[int] | None = None,
+        _trusted: bool = False,
     ) -> Reward:
         """A reward configured for a remote caller: remote defaults, then server settings, then the caller's
-        checked parameters."""
+        checked parameters. Rewards nested in the operator's settings or in a reward's defaults (cosine's
+        ``accuracy="math"``) are built the same way, without the caller checks: a judge the operator routes to
+        keeps the remote defaults (no server files), a math reward the operator's workers."""
         info = self._registry.info(name)
         budget = [MAX_SPECS] if _budget is None else _budget  # rewards one top-level spec may build
         budget[0] -= 1
         if budget[0] < 0:
             raise PolicyError(f"one reward spec builds at most {MAX_SPECS} rewards (nested specs and routes)")
-        caller = self.check(name, params or {}, _depth=_depth, _budget=budget)
+        caller = (
+            dict(params or {}) if _trusted else self.check(name, params or {}, _depth=_depth, _budget=budget)
+        )
         merged = {**info.remote_defaults, **self.server_params.get(name, {}), **caller}
+        for param, declared in info.caller_params.items():
+            if param in caller and not _trusted:
+                continue  # the caller's: built by check()
+            value = merged.get(param, info.params.get(param))
+            if declared.reward_spec and value is not None:
+                merged[param] = self._nested(value, _depth, budget, trusted=True)
+            elif declared.reward_spec_map and value:
+                merged[param] = self._nested_map(value, _depth, budget, trusted=True)
         return self._registry.get(name, **merged)
 
     def describe(self, name: str) -> dict[str, dict[str, Any]]:

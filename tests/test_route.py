@@ -70,12 +70,20 @@ def test_unknown_keys_raise_naming_the_value_and_the_routes_or_score_none() -> N
         ({"routes": {}}, "routes must map"),
         ({"routes": {"a": "nope"}}, "unknown reward 'nope'"),
         ({"routes": {"a": "math"}, "unknown": "skip"}, "unknown must be"),
-        ({"routes": {f"k{i}": "math" for i in range(65)}}, "at most 64"),
+        ({"routes": {"x" * 257: "math"}}, "1 to 256 characters"),
+        ({"routes": {"a": {"name": "math", "param": {"extract": "lenient"}}}}, "not param"),
     ],
 )
 def test_bad_routes_are_refused(params: dict[str, Any], message: str) -> None:
     with pytest.raises(rewardkit.RewardError, match=message):
         rewardkit.get("route", **params)
+
+
+def test_in_process_a_route_may_have_many_routes_and_forwards_the_lifecycle() -> None:
+    many = rewardkit.get("route", routes={f"k{i}": "format" for i in range(100)} | {"m": "math"})
+    assert many(["<think>a</think><answer>1</answer>"], task=["k99"]) == [1.0]
+    assert many.ready(30.0) is True  # the math reward's workers answer
+    assert "cache_hits" in many.stats()
 
 
 def test_remote_routes_pass_the_caller_policy() -> None:

@@ -19,9 +19,12 @@ def inner_reward(spec: Any, owner: str) -> Reward:
     if isinstance(spec, str):
         return get(spec)
     if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
+        unknown = sorted(set(spec) - {"name", "params", "columns"})
+        if unknown:  # a typo ("param") must not drop the settings silently
+            raise ValueError(f"{owner}: a reward spec has name, params and columns; not {', '.join(unknown)}")
         return get(spec["name"], columns=spec.get("columns"), **dict(spec.get("params") or {}))
     raise ValueError(
-        f"{owner}: accuracy must be a reward name or {{'name': ..., 'params': {{...}}}}, got {spec!r}"
+        f"{owner}: a reward spec is a reward name or {{'name': ..., 'params': {{...}}}}, got {spec!r}"
     )
 
 

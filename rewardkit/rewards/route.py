@@ -19,16 +19,19 @@ a row whose key is ``None`` scores ``None``, reason ``no_route``.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.core import Completion, Explained, Reward, RewardError
-from rewardkit.policy import MAX_SPEC_MAP, CallerParam
+from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 from rewardkit.rewards._composed import inner_name, inner_reward
 
-__all__ = ["Route"]
+__all__ = ["MAX_KEY", "Route"]
+
+MAX_KEY = 256  # characters in a route key
 
 
 @register(
@@ -59,17 +62,17 @@ class Route(Reward):
             raise ValueError(f"route: column must be a column name, got {self.column!r}")
         if not isinstance(self.routes, Mapping) or not self.routes:
             raise ValueError('route: routes must map values to rewards, e.g. {"gsm8k": "math"}')
-        if len(self.routes) > MAX_SPEC_MAP:
-            raise ValueError(f"route: at most {MAX_SPEC_MAP} routes, got {len(self.routes)}")
         if self.unknown not in ("raise", "none"):
             raise ValueError(f"route: unknown must be 'raise' or 'none', got {self.unknown!r}")
         built: dict[str, Reward] = {}
         for key, spec in self.routes.items():
-            if not isinstance(key, str):
-                raise ValueError(f"route: route keys are strings, got {key!r}")
+            if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
+                raise ValueError(f"route: route keys are strings of 1 to {MAX_KEY} characters, got {key!r}")
             built[key] = inner_reward(spec, f"route {key!r}")
+        # globs compiled here, once (fnmatch's own cache is process-wide and would keep callers' patterns)
+        globs = [(k, re.compile(fnmatch.translate(k))) for k in built if any(c in k for c in "*?[")]
         object.__setattr__(self, "_built", built)
-        object.__setattr__(self, "_globs", [k for k in built if any(c in k for c in "*?[")])
+        object.__setattr__(self, "_globs", globs)
 
     @property
     def required_columns(self) -> tuple[str, ...]:
@@ -88,6 +91,22 @@ class Route(Reward):
         built: dict[str, Reward] = object.__getattribute__(self, "_built")
         return built
 
+    # -- lifecycle: a route holds the rewards it routes to
+    def ready(self, timeout_s: float) -> bool | None:
+        answers = [r.ready(timeout_s) for r in self._rewards().values()]
+        known = [a for a in answers if a is not None]
+        return all(known) if known else None
+
+    def stats(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for reward in self._rewards().values():
+            out.update(reward.stats())
+        return out
+
+    def close(self) -> None:
+        for reward in self._rewards().values():
+            reward.close()
+
     def params(self) -> dict[str, Any]:
         return {
             "column": self.column,
@@ -100,8 +119,8 @@ class Route(Reward):
         key = value if isinstance(value, str) else str(value)
         if key in self._rewards():
             return key
-        globs: list[str] = object.__getattribute__(self, "_globs")
-        return next((g for g in globs if fnmatch.fnmatchcase(key, g)), None)
+        globs: list[tuple[str, re.Pattern[str]]] = object.__getattribute__(self, "_globs")
+        return next((g for g, pattern in globs if pattern.match(key)), None)
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool

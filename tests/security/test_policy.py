@@ -264,3 +264,17 @@ def test_numbers_too_large_for_a_float_are_a_bad_parameter_not_a_crash() -> None
             RemotePolicy().build(name, params)
     with pytest.raises(ValueError, match="non-negative number"):
         RemotePolicy(caps={"math": {"timeout_s": 10**400}})
+
+
+def test_rewards_nested_in_the_operators_settings_are_built_as_remote_ones() -> None:
+    """A judge the operator routes to keeps the remote defaults (no server files, no image URLs); a math
+    reward inside cosine (its default accuracy, or the caller's) uses the operator's math settings."""
+    judge = {"name": "llm_judge", "params": {"base_url": "http://judge/v1", "model": "m", "api_key_env": "HOME"}}
+    policy = RemotePolicy({"route": {"routes": {"j": judge}}, "math": {"workers": 1, "memory_mb": 512}})
+    routed = policy.build("route", {}).params()["routes"]
+    assert routed["j"] == "llm_judge"
+    inner = policy.build("route", {})._rewards()["j"]  # type: ignore[attr-defined]
+    assert inner.local_files is False and inner.image_urls is False
+    for params in ({"max_len": 10}, {"max_len": 10, "accuracy": "math"}):
+        math = policy.build("cosine", params).inner  # type: ignore[attr-defined]
+        assert (math.workers, math.memory_mb) == (1, 512)
