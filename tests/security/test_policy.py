@@ -269,7 +269,8 @@ def test_numbers_too_large_for_a_float_are_a_bad_parameter_not_a_crash() -> None
 def test_rewards_nested_in_the_operators_settings_are_built_as_remote_ones() -> None:
     """A judge the operator routes to keeps the remote defaults (no server files, no image URLs); a math
     reward inside cosine (its default accuracy, or the caller's) uses the operator's math settings."""
-    judge = {"name": "llm_judge", "params": {"base_url": "http://judge/v1", "model": "m", "api_key_env": "HOME"}}
+    settings = {"base_url": "http://judge/v1", "model": "m", "api_key_env": "HOME"}
+    judge = {"name": "llm_judge", "params": settings}
     policy = RemotePolicy({"route": {"routes": {"j": judge}}, "math": {"workers": 1, "memory_mb": 512}})
     routed = policy.build("route", {}).params()["routes"]
     assert routed["j"] == "llm_judge"
