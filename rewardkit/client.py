@@ -168,8 +168,45 @@ def json_body(body: Any) -> bytes:
     return json.dumps(body).encode("ascii")
 
 
-def _chunks(n: int, size: int) -> list[tuple[int, int]]:
-    return [(start, min(start + size, n)) for start in range(0, n, size)] or [(0, 0)]
+def _group_keys(columns: dict[str, Any], n: int) -> list[int] | None:
+    """Each completion's GRPO group (see :func:`rewardkit.lengths.group_keys`), or ``None`` without one."""
+    from rewardkit.lengths import GROUP_COLUMNS, group_keys
+
+    named = {k: v for k, v in columns.items() if k in GROUP_COLUMNS and isinstance(v, list) and len(v) == n}
+    return group_keys(named, n, "client") if named else None
+
+
+class _Cuts:
+    """Where a batch may be cut into requests: anywhere, or only between groups."""
+
+    def __init__(self, groups: list[int] | None, n: int) -> None:
+        self.groups, self.n = groups, n
+
+    def before(self, start: int, end: int) -> int | None:
+        """The last cut in ``(start, end]``, or ``None`` when a group fills it all."""
+        if self.groups is None or end >= self.n:
+            return end if end > start else None
+        for cut in range(end, start, -1):
+            if self.groups[cut] != self.groups[cut - 1]:
+                return cut
+        return None
+
+    def too_large(self, start: int, what: str) -> str:
+        unit = "completion" if self.groups is None else "the group starting at completion"
+        return f"{unit} {start} alone is over {what}; it cannot be split across requests"
+
+    def check_contiguous(self, spans: list[tuple[int, int]]) -> None:
+        if self.groups is None or len(spans) < 2:
+            return
+        seen: dict[int, int] = {}
+        for number, (start, end) in enumerate(spans):
+            for key in set(self.groups[start:end]):
+                if seen.setdefault(key, number) != number:
+                    raise RewardServiceError(
+                        "the batch must be split to fit the server's limits, but a group's completions are "
+                        "not next to each other, so a group would be scored in two requests; keep each "
+                        "group's completions together (as GRPO trainers do)"
+                    )
 
 
 def _body(
@@ -245,25 +282,43 @@ class _Retrying:
         columns: dict[str, Any],
     ) -> list[bytes]:
         """The request bodies of a batch: at most the smaller of our and the server's ``max_batch`` items
-        each, and each under the server's body limit (a chunk over it is halved until it fits)."""
-        size = min(self.max_batch, int(server.get("max_batch") or self.max_batch))
+        each, and each under the server's body limit (a chunk over it is halved until it fits).
+
+        A GRPO group (the completions sharing a ``group``, ``prompt``, ``prompts`` or ``messages`` value) is
+        never cut: rewards such as ``length`` compare within it. A group that does not fit one request, or
+        groups that are not contiguous in a batch that must be split, raise :class:`RewardServiceError`."""
+        n = len(completions)
+        size = max(1, min(self.max_batch, int(server.get("max_batch") or self.max_batch)))
         limit = int(float(server.get("max_body_mb") or 64.0) * 1024 * 1024 * 0.98)  # headroom for framing
-        pending = list(reversed(_chunks(len(completions), max(1, size))))
+        groups = _group_keys(columns, n)
+        cuts = _Cuts(groups, n)
+        pending: list[tuple[int, int]] = []
+        start = 0
+        while start < n:  # chunks of at most `size`, cut between groups
+            end = cuts.before(start, min(start + size, n))
+            if end is None:
+                raise RewardServiceError(cuts.too_large(start, f"the server's max_batch of {size}"), 413)
+            pending.append((start, end))
+            start = end
+        pending = list(reversed(pending or [(0, 0)]))
         bodies: list[bytes] = []
+        spans: list[tuple[int, int]] = []
         while pending:
             start, end = pending.pop()
             body = json_body(_body(funcs, completions, columns, start, end))
             if len(body) <= limit:
                 bodies.append(body)
-            elif end - start > 1:
-                middle = (start + end) // 2
-                pending += [(middle, end), (start, middle)]  # the first half goes first
-            else:
+                spans.append((start, end))
+                continue
+            middle = cuts.before(start, (start + end) // 2) or cuts.before(start, end - 1)
+            if middle is None or middle <= start:
                 raise RewardServiceError(
-                    f"completion {start} alone makes a request of {len(body):,} bytes, over the server's "
-                    f"limit of {limit:,} (REWARDKIT_MAX_BODY_MB on {self.base_url})",
+                    cuts.too_large(start, f"{len(body):,} bytes, over the server's limit of {limit:,}")
+                    + f" (REWARDKIT_MAX_BODY_MB on {self.base_url})",
                     413,
                 )
+            pending += [(middle, end), (start, middle)]  # the first half goes first
+        cuts.check_contiguous(spans)
         return bodies
 
     @staticmethod
@@ -490,12 +545,6 @@ class RemoteReward:
                 self.close()  # no connection left open behind a refusal
                 raise
         return self._client
-
-    @property
-    def required_columns(self) -> tuple[str, ...]:
-        """The columns sent with each batch (known once connected)."""
-        self._connect()
-        return self._columns or ()
 
     def __call__(self, completions: Sequence[Completion], **kwargs: Any) -> list[float | None]:
         client = self._connect()

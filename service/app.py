@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote_plus
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -35,7 +36,18 @@ class _BodyTooLarge(Exception):
     pass
 
 
-_QUERY_SECRET = re.compile(r"([?&](?:token|api_key|access_token)=)[^&\s\"]*", re.IGNORECASE)
+_QUERY_PARAM = re.compile(r"([?&])([^=&\s\"]*)=([^&\s\"]*)")
+_SECRET_NAMES = {"token", "api_key", "access_token"}
+
+
+def _redact(text: str) -> str:
+    """Query parameters named like a secret (``token``, ``%74oken``, ``TOKEN``...) get the value ``***``."""
+
+    def one(match: re.Match[str]) -> str:
+        name = unquote_plus(match.group(2)).strip().lower()
+        return f"{match.group(1)}{match.group(2)}=***" if name in _SECRET_NAMES else match.group(0)
+
+    return _QUERY_PARAM.sub(one, text)
 
 
 class RedactQuerySecrets(logging.Filter):
@@ -44,11 +56,9 @@ class RedactQuerySecrets(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(
-                _QUERY_SECRET.sub(r"\1***", arg) if isinstance(arg, str) else arg for arg in record.args
-            )
+            record.args = tuple(_redact(arg) if isinstance(arg, str) else arg for arg in record.args)
         elif isinstance(record.msg, str):
-            record.msg = _QUERY_SECRET.sub(r"\1***", record.msg)
+            record.msg = _redact(record.msg)
         return True
 
 

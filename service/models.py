@@ -97,7 +97,7 @@ class FuncRequest(BaseModel):
 
 class ScoreRequest(BaseModel):
     funcs: list[str | FuncRequest] = Field(
-        min_length=1, examples=[["countdown", {"name": "format", "weight": 0.5}]]
+        min_length=1, max_length=64, examples=[["countdown", {"name": "format", "weight": 0.5}]]
     )
     completions: list[Completion] = Field(examples=[["<think>...</think><answer>6 * 4</answer>"]])
     columns: dict[str, list[Any]] = Field(default_factory=dict, examples=[{"target": [24], "nums": [[4, 6]]}])

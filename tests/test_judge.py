@@ -201,6 +201,10 @@ def test_an_unreachable_judge_fails_the_batch_naming_the_url(fake_judge: FakeJud
     judge = rewardkit.get("llm_judge", base_url=url, max_retries=1)
     with pytest.raises(JudgeUnavailableError, match=f"none of 2 calls reached the judge at {url}"):
         judge(["a", "b"], question=["q1", "q2"])
+    with_password = url.replace("http://", "http://user:hunter2@")
+    with pytest.raises(JudgeUnavailableError, match="judge at http://\\*\\*\\*@127") as info:
+        rewardkit.get("llm_judge", base_url=with_password, max_retries=0)(["a"], question=["q"])
+    assert "hunter2" not in str(info.value)  # the message reaches HTTP callers
     quiet = rewardkit.get("llm_judge", base_url=url, max_retries=0, on_unavailable="none")
     scored = quiet.score_detailed(["a", "b"], question=["q1", "q2"])
     assert scored.values == [None, None] and scored.reasons == ["connection_error"] * 2

@@ -319,9 +319,28 @@ def test_the_client_splits_at_the_servers_limits(secured: Server) -> None:
         long = [good + " " + "x" * 60_000] * 20  # 1.2 MB: over the body limit in one request
         result = client.score(["format", "repetition"], long)
         assert result.scores["format"] == [0.0] * 20 and len(result.rewards) == 20
-        with pytest.raises(RewardServiceError, match="completion 0 alone makes a request of") as info:
+        with pytest.raises(RewardServiceError, match="completion 0 alone is over .* bytes") as info:
             client.score(["format"], ["x" * 600_000])
         assert info.value.status_code == 413
+
+
+def test_the_client_never_cuts_a_group_across_requests(secured: Server) -> None:
+    """length compares completions within their group: 15 groups of 16 (240 > the server's 100) are sent
+    whole, so the scores equal one in-process batch."""
+    completions = [f"<answer>\\boxed{{{i % 3}}}</answer>" + " pad" * (i % 16) for i in range(240)]
+    prompts = [f"question {i // 16}" for i in range(240)]
+    solutions = ["1"] * 240
+    with RewardClient(secured.url, token=TOKEN) as client:
+        remote = client.score(["length"], completions, prompt=prompts, solution=solutions).scores["length"]
+        local = rewardkit.get("length")(completions, prompt=prompts, solution=solutions)
+        assert remote == local
+        with pytest.raises(RewardServiceError, match="the group starting at completion 0 alone is over"):
+            client.score(["format"], ["x"] * 120, prompt=["same"] * 120)
+        shuffled = [f"q{i % 3}" for i in range(240)]  # groups interleaved: a split would cut them
+        with pytest.raises(RewardServiceError, match="not next to each other"):
+            client.score(["format"], ["x"] * 240, prompt=shuffled)
+        interleaved = [f"q{i % 3}" for i in range(90)]  # fits one request: nothing to cut
+        assert client.score(["format"], ["x"] * 90, prompt=interleaved).rewards == [0.0] * 90
 
 
 def test_rewards_columns_reports_a_configured_rewards_columns(secured: Server) -> None:

@@ -238,8 +238,11 @@ def test_openrlhf_token_never_reaches_the_log(secured: Server) -> None:
     body = {"query": ["#### 4"], "labels": ["4"]}
     response = httpx.post(secured.url + f"/get_reward?token={TOKEN}&funcs=math", json=body, timeout=60)
     assert response.status_code == 200 and response.json()["rewards"] == [1.0]
+    encoded = httpx.post(secured.url + f"/get_reward?%74oken={TOKEN}&funcs=math", json=body, timeout=60)
+    assert encoded.status_code == 200  # the same parameter, percent-encoded: authenticates, and is redacted
     log = secured.log.read_text()
     assert "/get_reward?token=***&funcs=math" in log  # the access line is there, redacted
+    assert "/get_reward?%74oken=***&funcs=math" in log
     assert TOKEN not in log
 
 

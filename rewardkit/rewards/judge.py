@@ -15,6 +15,7 @@ import contextvars
 import importlib.util
 import math
 import os
+import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -348,7 +349,7 @@ class LLMJudge(Reward):
                 await client.close()
         if self.on_unavailable == "raise" and outcomes and all(o[1] in UNREACHABLE for o in outcomes):
             raise JudgeUnavailableError(
-                f"llm_judge: none of {len(outcomes)} calls reached the judge at {self.base_url} after "
+                f"llm_judge: none of {len(outcomes)} calls reached the judge at {self._shown_url()} after "
                 f"{self.max_retries} retries ({outcomes[0][1]}). Check that the server is up and reachable "
                 "from here, and the base URL and port; on_unavailable='none' scores such items None instead."
             )
@@ -412,10 +413,14 @@ class LLMJudge(Reward):
             verdicts.put(key, outcome, max_size=self.cache_size)
         return outcome
 
+    def _shown_url(self) -> str:
+        """The base URL for messages: a ``user:password@`` in it is a secret (and errors reach callers)."""
+        return re.sub(r"(://)[^/@\s]+@", r"\1***@", str(self.base_url))
+
     def _config_message(self, status: int | None) -> str:
         return (
-            f"llm_judge: the judge at {self.base_url} answered {status} for model {self.model!r} with the "
-            f"key read from the environment variable {self.api_key_env}. Check that the key in "
+            f"llm_judge: the judge at {self._shown_url()} answered {status} for model {self.model!r} with "
+            f"the key read from the environment variable {self.api_key_env}. Check that the key in "
             f"{self.api_key_env} is valid for this endpoint, that the base URL ends where the API starts "
             "(usually .../v1), and that the model id exists there."
         )
