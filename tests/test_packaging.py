@@ -74,6 +74,11 @@ def test_the_installed_copy_finds_its_service_and_plugin(installed: tuple[Path, 
     argv = "import sys; sys.argv = ['rewardkit', 'plugin-path', 'swift']\n"
     cli = run(target, argv + "from rewardkit.cli import main; main()")
     assert cli.returncode == 0 and cli.stdout.strip() == plugin
+    others = printed(
+        target,
+        "import rewardkit.adapters as a\nresult = [str(a.plugin_path(t)) for t in ('verl', 'openrlhf')]",
+    )
+    assert others == [str(target / "rewardkit" / "adapters" / f) for f in ("verl_reward.py", "openrlhf.py")]
 
 
 @pytest.mark.timeout(240)
