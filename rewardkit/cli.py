@@ -18,6 +18,7 @@ from rich.table import Table
 from rewardkit import __version__
 from rewardkit.adapters import plugin_path, service_app
 from rewardkit.core import RewardError
+from rewardkit.diagnose import DiagnoseError, GroupStats, GroupTracker, diagnose, plot
 from rewardkit.engine import FuncSpec, resolve, result_keys, score_batch
 from rewardkit.registry import list_rewards
 from rewardkit.testing import CaseResult, GoldenCase, GoldenFileError, iter_golden_files, load_golden
@@ -277,6 +278,7 @@ def score_command(
         raise typer.Exit(2) from None
     out = output.open("w", encoding="utf-8") if output else sys.stdout
     summary = _Summary(keys)
+    groups = GroupTracker()  # rows sharing a group (else a prompt): GRPO's groups
     total = 0
     show = err.is_terminal and input_file.stat().st_size >= PROGRESS_MIN_BYTES
     progress = Progress(
@@ -300,6 +302,10 @@ def score_command(
                     summary.add(key, result.scores[key], result.errors.get(key))
                 for i, row in enumerate(chunk):
                     row["scores"] = {key: result.scores[key][i] for key in keys}
+                    group = row.get("group", row.get("prompt"))
+                    if group is not None:
+                        key_text = group if isinstance(group, str) else _dump(group)
+                        groups.add(key_text, row["scores"], row["completion"])
                     row["reward"] = result.rewards[i]
                     errors = {key: r[i] for key, r in result.errors.items() if r[i] is not None}
                     if errors:
@@ -314,6 +320,58 @@ def score_command(
         if output:
             out.close()
     err.print(summary.table(total))
+    stats = groups.stats()
+    if stats:
+        err.print(_group_table(stats))
+
+
+def _group_table(stats: dict[str, GroupStats]) -> Table:
+    """Per func: how many groups, their mean std, and the share with zero std (no GRPO advantage)."""
+    table = Table(title="within groups (rows sharing 'group', else 'prompt')")
+    for column in ("func", "groups", "mean std", "zero-std groups"):
+        table.add_column(column)
+    for func, s in stats.items():
+        table.add_row(
+            func, str(s.groups), f"{s.mean_std:.4f}", f"{s.constant_share:.1%}" if s.groups else "-"
+        )
+    return table
+
+
+@app.command("diagnose")
+def diagnose_command(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="An ms-swift or TRL output directory (searched below), one of their logs, or a JSONL scored "
+            "by `rewardkit score`."
+        ),
+    ],
+    plot_file: Annotated[
+        Path | None, typer.Option("--plot", help="Write the figure here (.png, or .html with the findings).")
+    ] = None,
+    rescore: Annotated[
+        list[str] | None,
+        typer.Option("--rescore", help="NAME[:k=v,...]: score the logged completions again; repeatable."),
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="The dataset (JSONL) whose columns --rescore needs, by prompt."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Explain a GRPO run's reward curves: dead groups, stuck rewards, flat or clipped lengths, and why.
+
+    Exit status: 0 no finding, 1 findings, 2 unreadable input."""
+    try:
+        specs = [parse_func_spec(f) for f in rescore or []]
+        report = diagnose(path, rescore=specs, data=data)
+        if plot_file is not None:
+            plot(report, plot_file)
+    except (DiagnoseError, RewardError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(report.as_dict(), indent=2) if as_json else report.text())
+    raise typer.Exit(1 if report.findings else 0)
 
 
 def _remote_scorer(url: str, specs: list[FuncSpec]) -> Any:

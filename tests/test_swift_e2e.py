@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ def grpo(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         "--per_device_train_batch_size", "2", "--max_completion_length", "16", "--max_length", "256",
         "--max_steps", "2", "--save_strategy", "no", "--eval_strategy", "no", "--split_dataset_ratio", "0",
         "--dataloader_num_workers", "0", "--report_to", "none", "--logging_steps", "1",
+        "--log_completions", "true",
         "--output_dir", str(root / "out"),
     ]  # fmt: skip
     clean = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
@@ -46,9 +48,33 @@ def assert_trained(proc: subprocess.CompletedProcess[str]) -> None:
     assert "'global_step/max_steps': '2/2'" in output
 
 
+def assert_diagnosed(root: Path) -> None:
+    """`rewardkit diagnose` reads the run ms-swift just wrote, and its findings follow from the raw logs."""
+    from rewardkit.diagnose import diagnose, plot
+
+    report = diagnose(root / "out", rescore=["format"])
+    assert report.kind == "ms-swift" and report.steps == [1, 2]
+    assert set(report.funcs) == set(FUNCS)
+    (log,) = root.glob("out/v*/logging.jsonl")
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    logged = [e for e in entries if "global_step/max_steps" in e and "reward" in e]  # not the summary lines
+    dead = [e for e in logged if e.get("reward_std", 1.0) <= 1e-6 or e.get("frac_reward_zero_std", 0) >= 0.5]
+    assert bool(dead) == any(f.kind == "zero_std" for f in report.findings)
+    clipped = sum(e["completions/clipped_ratio"] for e in logged) / len(logged)
+    assert (clipped >= 0.9) == any(f.kind == "length_clipped" for f in report.findings)
+    (table,) = root.glob("out/v*/completions.jsonl")
+    rows = sum(len(json.loads(line)["completion"]) for line in table.read_text().splitlines())
+    assert report.completions == rows > 0
+    assert sum(report.rescored["format"].values()) == rows  # every logged completion rescored with a reason
+    assert report.groups["rk_format"].groups >= 1  # grouped by prompt and step
+    png = plot(report, root / "diagnose.png")
+    assert png.stat().st_size > 10_000
+
+
 @pytest.mark.timeout(600)
 def test_grpo_two_steps_local_and_remote(tmp_path: Path) -> None:
     assert_trained(grpo(tmp_path, {"REWARDKIT_PARAMS": '{"countdown": {"format_score": 0.1}}'}))
+    assert_diagnosed(tmp_path)
     server = Server({}, tmp_path / "server.log")
     try:
         assert_trained(grpo(tmp_path, {"REWARDKIT_URL": server.url}))

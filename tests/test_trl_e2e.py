@@ -104,3 +104,17 @@ def test_a_grpo_run_with_rewardkits_rewards(fake_judge: FakeJudge, service: Serv
     assert any("Tom has 3 apples" in text for text in fake_judge.texts)
     # the same completions scored in process and on the service agree (math read "answer" both ways)
     assert [e["rewards/gsm8k_acc/mean"] for e in logged] == [e["rewards/remote_math/mean"] for e in logged]
+
+    # `rewardkit diagnose` on the run's trainer_state.json: the findings follow from the log
+    from rewardkit.diagnose import diagnose
+
+    checkpoint = tmp_path / "out" / "checkpoint-2"
+    checkpoint.mkdir(parents=True)
+    trainer.state.save_to_json(str(checkpoint / "trainer_state.json"))
+    report = diagnose(tmp_path / "out")
+    assert report.kind == "trl" and report.steps == [1, 2] and set(report.funcs) == names
+    dead = [e for e in logged if e["reward_std"] <= 1e-6 or e.get("frac_reward_zero_std", 0) >= 0.5]
+    assert bool(dead) == any(f.kind == "zero_std" for f in report.findings)
+    never = {n for n in names if all(e[f"rewards/{n}/mean"] == 0.0 for e in logged)}
+    assert never == {f.func for f in report.findings if f.kind == "stuck"}
+    assert "llm_judge" not in never  # 0.6: neither 0 nor 1
