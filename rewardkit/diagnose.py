@@ -92,6 +92,7 @@ class Finding:
     advice: str
     steps: tuple[int, int] | None = None
     func: str | None = None
+    spans: tuple[tuple[int, int], ...] = ()  # where it applies, when that is not all of ``steps``
 
 
 @dataclass
@@ -103,6 +104,12 @@ class GroupStats:
     values: Counter[float] = field(default_factory=Counter)  # the value of each constant group
     examples: list[str] = field(default_factory=list)  # completions of constant groups
     std_sum: float = 0.0
+    by_step: dict[int, list[int]] = field(default_factory=dict)  # step -> [groups, constant groups]
+
+    def within(self, steps: set[int]) -> tuple[int, int]:
+        """(groups, constant groups) of the given steps."""
+        pairs = [v for s, v in self.by_step.items() if s in steps]
+        return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
 
     @property
     def constant_share(self) -> float:
@@ -112,15 +119,22 @@ class GroupStats:
     def mean_std(self) -> float:
         return self.std_sum / self.groups if self.groups else 0.0
 
-    def add(self, values: Sequence[float | None], completions: Sequence[Any]) -> None:
+    def add(
+        self, values: Sequence[float | None], completions: Sequence[Any], step: int | None = None
+    ) -> None:
         known = [v for v in values if v is not None and isinstance(v, int | float) and math.isfinite(v)]
         if len(known) < 2:  # a group of one says nothing about variance
             return
         self.groups += 1
-        spread = statistics.pstdev(known)
-        self.std_sum += spread
+        mean = sum(known) / len(known)  # statistics.pstdev is exact and 20x slower: floats are enough here
+        self.std_sum += math.sqrt(max(sum((v - mean) ** 2 for v in known) / len(known), 0.0))
+        counts = self.by_step.setdefault(step, [0, 0]) if step is not None else None
+        if counts is not None:
+            counts[0] += 1
         if max(known) - min(known) <= EPS:
             self.constant += 1
+            if counts is not None:
+                counts[1] += 1
             self.values[round(known[0], 6)] += 1
             if len(self.examples) < EXAMPLES and completions:
                 text = completions[0] if isinstance(completions[0], str) else json.dumps(completions[0])
@@ -301,17 +315,18 @@ def _read_completions(report: Report, path: Path) -> None:
         steps = table.get("step") or [""] * n
         groups: dict[tuple[str, str], list[int]] = {}
         for i in range(n):
-            groups.setdefault((str(steps[i]), json.dumps(prompts[i], sort_keys=True)), []).append(i)
+            prompt = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i], sort_keys=True)
+            groups.setdefault((str(steps[i]), prompt), []).append(i)
         advantages = table.get("advantages")
-        for rows in groups.values():
+        for (step_text, _), rows in groups.items():
             texts = [completions[i] for i in rows]
+            step = int(step_text) if step_text.isdigit() else None
             for func in funcs:
-                report.groups.setdefault(func, GroupStats()).add(
-                    [_number(table[func][i]) for i in rows], texts
-                )
+                column = table[func]  # add() keeps the finite numbers only
+                report.groups.setdefault(func, GroupStats()).add([column[i] for i in rows], texts, step)
             if isinstance(advantages, list) and len(advantages) == n:
                 report.groups.setdefault("advantages", GroupStats()).add(
-                    [_number(advantages[i]) for i in rows], texts
+                    [advantages[i] for i in rows], texts, step
                 )
         report.completions += n
 
@@ -384,17 +399,21 @@ def _span(first: int, last: int) -> str:
     return f"step {first}" if first == last else f"steps {first}-{last}"
 
 
-def _constant_words(report: Report) -> str:
+def _constant_words(report: Report, steps: set[int]) -> str:
+    """Which rewards are constant in most groups of ``steps`` (from the completions log, if any)."""
     parts = []
     for func in report.funcs:
         stats = report.groups.get(func)
-        if stats is None or not stats.groups or stats.constant_share <= ZERO_STD_SHARE:
+        if stats is None or not stats.groups:
+            continue
+        groups, constant = stats.within(steps) if stats.by_step else (stats.groups, stats.constant)
+        if not groups or constant / groups <= ZERO_STD_SHARE:
             continue  # constant in at most half the groups: not what kills them
         values = ", ".join(f"{v:g} in {c}" for v, c in stats.values.most_common(3))
         example = f'; e.g. "{stats.examples[0]}"' if stats.examples else ""
         parts.append(
-            f"{func} is constant in {stats.constant}/{stats.groups} groups ({stats.constant_share:.0%}; "
-            f"values: {values}){example}"
+            f"{func} is constant in {constant}/{groups} groups ({constant / groups:.0%}; values over the "
+            f"run: {values}){example}"
         )
     return " ".join(p + "." for p in parts)
 
@@ -406,21 +425,35 @@ def _find(report: Report) -> list[Finding]:
         std = m.get("reward_std") or [None] * len(steps)
         frac = m.get("frac_reward_zero_std") or [None] * len(steps)
         dead = [_le(std[i], EPS) or _ge(frac[i], ZERO_STD_SHARE) for i in range(len(steps))]
-        for first, last, count in _stretches(steps, dead):
-            shares = [v for s, v in zip(steps, frac, strict=True) if first <= s <= last and v is not None]
+        stretches = _stretches(steps, dead)
+        # a few stretches: one finding each; many (dead steps scattered over the run): one finding for all
+        blocks = [[s] for s in stretches] if len(stretches) <= 3 else [stretches]
+        for block in blocks:
+            covered = {s for s, d in zip(steps, dead, strict=True) if d and block[0][0] <= s <= block[-1][1]}
+            shares = [v for s, v in zip(steps, frac, strict=True) if s in covered and v is not None]
             share = (
                 f"; on average {statistics.fmean(shares):.0%} of groups have zero reward std"
                 if shares
                 else ""
             )
+            first, last = block[0][0], block[-1][1]
+            where = f"{_span(first, last)} ({len(covered)} of {len(steps)} logged steps)"
+            if len(block) > 1:
+                longest = max(block, key=lambda s: s[2])
+                where = (
+                    f"{len(covered)} of {len(steps)} logged steps ({len(covered) / len(steps):.0%}), in "
+                    f"{len(block)} stretches between steps {first} and {last} (the longest: "
+                    f"{_span(longest[0], longest[1])})"
+                )
             found.append(
                 Finding(
                     "zero_std",
-                    f"{_span(first, last)} ({count} of {len(steps)} logged steps): reward_std is ~0{share}. "
-                    "Every completion of such a group gets the same reward, so its advantages, and the "
-                    f"gradient, are zero. {_constant_words(report)}".rstrip(),
+                    f"{where}: reward_std is ~0{share}. Every completion of such a group gets the same "
+                    f"reward, so its advantages, and the gradient, are zero. "
+                    f"{_constant_words(report, covered)}".rstrip(),
                     ADVICE["zero_std"],
                     (first, last),
+                    spans=tuple((a, b) for a, b, _ in block),
                 )
             )
         for func in report.funcs or [k.split("/", 1)[1] for k in m if k.startswith("rewards/")]:
@@ -670,14 +703,19 @@ def plot(report: Report, path: str | Path) -> Path:
     length.set_xlabel("step")
     spans: dict[tuple[int, int], list[str]] = {}  # one shaded band per span, naming its findings
     for number, finding in enumerate(report.findings, 1):
-        if finding.steps is not None:
-            spans.setdefault(finding.steps, []).append(f"#{number} {finding.kind}")
+        for span in finding.spans or ((finding.steps,) if finding.steps else ()):
+            names = spans.setdefault(span, [])
+            if len(spans) <= 12 or names:  # label a few bands; shade them all
+                names.append(f"#{number} {finding.kind}")
     half = 0.5 * min((b - a for a, b in zip(steps, steps[1:], strict=False)), default=1)
     for row, ((first, last), names) in enumerate(spans.items()):
         for axis in axes:
             axis.axvspan(first - half, last + half, color="tab:orange", alpha=0.12, linewidth=0)
-        place = (first - half, 0.97 - 0.07 * row)
-        rewards.annotate(", ".join(names), place, xycoords=("data", "axes fraction"), va="top", fontsize=8)
+        if names:
+            place = (first - half, 0.97 - 0.07 * row)
+            rewards.annotate(
+                ", ".join(names), place, xycoords=("data", "axes fraction"), va="top", fontsize=8
+            )
     from matplotlib.ticker import MaxNLocator
 
     for axis in axes:

@@ -19,7 +19,7 @@ RK = [str(Path(sys.executable).parent / "rewardkit")]
 
 
 def swift_run(
-    root: Path, steps: list[dict[str, Any]], completions: list[dict[str, list[Any]]] | None = None
+    root: Path, steps: list[dict[str, Any]], completions: list[dict[str, Any]] | None = None
 ) -> Path:
     """An ms-swift output directory as ms-swift 4.6 writes it (logging.jsonl, completions.jsonl)."""
     run = root / "out" / "v0-20261130-000000"
@@ -85,7 +85,10 @@ def test_dead_groups_name_the_constant_reward_and_show_its_completions(tmp_path:
     dead = [f for f in report.findings if f.kind == "zero_std"]
     assert len(dead) == 1 and dead[0].steps == (3, 6)
     assert dead[0].message.startswith("steps 3-6 (4 of 7 logged steps): reward_std is ~0; on average 100% of")
-    assert 'accuracy is constant in 8/8 groups (100%; values: 0 in 8); e.g. "I think 4"' in dead[0].message
+    assert (
+        'accuracy is constant in 8/8 groups (100%; values over the run: 0 in 8); e.g. "I think 4"'
+        in dead[0].message
+    )
     assert (
         "format is constant" not in dead[0].message
     )  # format varies in half the groups: it is not the cause
