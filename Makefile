@@ -44,6 +44,8 @@ bench: install
 	$(BIN)/python bench/verdicts.py
 	$(BIN)/python bench/service_overhead.py
 	$(BIN)/python bench/judge_throughput.py
+	$(BIN)/python bench/verl_adapter.py
+	$(BIN)/python bench/diagnose.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -204,3 +204,12 @@ def test_plot_png_and_html_and_the_cli(tmp_path: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["findings"][0]["kind"] == "zero_std" and data["findings"][0]["steps"] == [3, 5]
     assert out.stat().st_size > 10_000
+
+
+def test_scattered_dead_steps_are_one_finding(tmp_path: Path) -> None:
+    steps = [{**healthy(s), "reward_std": 0.0 if s % 3 == 0 else 0.4} for s in range(1, 16)]
+    report = diagnose(swift_run(tmp_path, steps))
+    (finding,) = report.findings
+    assert finding.kind == "zero_std" and finding.steps == (3, 15)
+    assert finding.spans == ((3, 3), (6, 6), (9, 9), (12, 12), (15, 15))
+    assert finding.message.startswith("5 of 15 logged steps (33%), in 5 stretches between steps 3 and 15")
