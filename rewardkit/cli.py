@@ -17,8 +17,8 @@ from rich.table import Table
 
 from rewardkit import __version__
 from rewardkit.adapters import plugin_path, service_app
-from rewardkit.core import RewardError
-from rewardkit.diagnose import DiagnoseError, GroupStats, GroupTracker, diagnose, plot
+from rewardkit.core import BackendUnavailable, RewardError
+from rewardkit.diagnose import DiagnoseError, GroupStats, GroupTracker, diagnose, group_key, plot
 from rewardkit.engine import FuncSpec, resolve, result_keys, score_batch
 from rewardkit.registry import list_rewards
 from rewardkit.testing import CaseResult, GoldenCase, GoldenFileError, iter_golden_files, load_golden
@@ -302,10 +302,9 @@ def score_command(
                     summary.add(key, result.scores[key], result.errors.get(key))
                 for i, row in enumerate(chunk):
                     row["scores"] = {key: result.scores[key][i] for key in keys}
-                    group = row.get("group", row.get("prompt"))
+                    group = group_key(row)
                     if group is not None:
-                        key_text = group if isinstance(group, str) else _dump(group)
-                        groups.add(key_text, row["scores"], row["completion"])
+                        groups.add(group, row["scores"], row["completion"])
                     row["reward"] = result.rewards[i]
                     errors = {key: r[i] for key, r in result.errors.items() if r[i] is not None}
                     if errors:
@@ -321,19 +320,20 @@ def score_command(
             out.close()
     err.print(summary.table(total))
     stats = groups.stats()
-    if stats:
+    if any(s.groups for s in stats.values()):
         err.print(_group_table(stats))
 
 
 def _group_table(stats: dict[str, GroupStats]) -> Table:
     """Per func: how many groups, their mean std, and the share with zero std (no GRPO advantage)."""
-    table = Table(title="within groups (rows sharing 'group', else 'prompt')")
+    table = Table(title="within groups (rows sharing 'group', else 'prompt', and 'step'); sample std")
     for column in ("func", "groups", "mean std", "zero-std groups"):
         table.add_column(column)
     for func, s in stats.items():
-        table.add_row(
-            func, str(s.groups), f"{s.mean_std:.4f}", f"{s.constant_share:.1%}" if s.groups else "-"
-        )
+        if s.groups:
+            table.add_row(func, str(s.groups), f"{s.mean_std:.4f}", f"{s.constant_share:.1%}")
+        else:
+            table.add_row(func, "0", "-", "-")
     return table
 
 
@@ -363,14 +363,23 @@ def diagnose_command(
 
     Exit status: 0 no finding, 1 findings, 2 unreadable input."""
     try:
+        if plot_file is not None and plot_file.suffix.lower() not in (".png", ".html"):
+            raise DiagnoseError(f"{plot_file}: the plot is a .png or an .html file")
         specs = [parse_func_spec(f) for f in rescore or []]
         report = diagnose(path, rescore=specs, data=data)
-        if plot_file is not None:
-            plot(report, plot_file)
-    except (DiagnoseError, RewardError) as exc:
+    except (DiagnoseError, RewardError, BackendUnavailable) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    except Exception as exc:  # a bug of ours must not read as "findings" (exit 1)
+        err.print(f"[red]error:[/red] diagnose failed: {type(exc).__name__}: {exc}")
+        raise typer.Exit(2) from None
     typer.echo(json.dumps(report.as_dict(), indent=2) if as_json else report.text())
+    if plot_file is not None:
+        try:
+            plot(report, plot_file)
+        except DiagnoseError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
     raise typer.Exit(1 if report.findings else 0)
 
 

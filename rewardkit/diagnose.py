@@ -17,14 +17,15 @@ Reads what trainers write (nothing is re-run):
 >>> report = diagnose(run)
 >>> [f.kind for f in report.findings]
 ['zero_std', 'stuck', 'length_clipped']
->>> report.findings[1].message
-'format is 0.0 at every logged step (steps 1-3): it never rewards anything.'
+>>> report.findings[1].message[:60]
+'format is 0.0 at all 3 logged steps that report it (steps 1-'
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -76,7 +77,18 @@ ADVICE = {
         "late completions; a length or format reward may be needed."
     ),
 }
-NOT_REWARDS = {"step", "prompt", "completion", "advantages", "entropy", "group", "solution", "scores"}
+LOG_NAMES = ("logging.jsonl", "completions.jsonl", "trainer_state.json")
+NOT_REWARDS = {
+    "num_turns",
+    "step",
+    "prompt",
+    "completion",
+    "advantages",
+    "entropy",
+    "group",
+    "solution",
+    "scores",
+}
 
 
 class DiagnoseError(ValueError):
@@ -119,47 +131,83 @@ class GroupStats:
     def mean_std(self) -> float:
         return self.std_sum / self.groups if self.groups else 0.0
 
-    def add(
-        self, values: Sequence[float | None], completions: Sequence[Any], step: int | None = None
-    ) -> None:
-        known = [v for v in values if v is not None and isinstance(v, int | float) and math.isfinite(v)]
+    def add(self, values: Sequence[Any], completions: Sequence[Any], step: int | None = None) -> None:
+        known = [float(v) for v in values if _number(v) is not None]
         if len(known) < 2:  # a group of one says nothing about variance
             return
+        mean = sum(known) / len(known)
+        spread = sum((v - mean) ** 2 for v in known)
+        self.add_moments(len(known), spread, max(known) - min(known), known[0], completions[:1], step)
+
+    def add_moments(
+        self, n: int, squares: float, width: float, first: float, example: Sequence[Any], step: int | None
+    ) -> None:
+        """One group from its size, sum of squared deviations, max - min and first value."""
+        if n < 2:
+            return
         self.groups += 1
-        mean = sum(known) / len(known)  # statistics.pstdev is exact and 20x slower: floats are enough here
-        self.std_sum += math.sqrt(max(sum((v - mean) ** 2 for v in known) / len(known), 0.0))
+        self.std_sum += math.sqrt(max(squares, 0.0) / (n - 1))  # the sample std, as TRL and ms-swift log
         counts = self.by_step.setdefault(step, [0, 0]) if step is not None else None
         if counts is not None:
             counts[0] += 1
-        if max(known) - min(known) <= EPS:
+        if width <= EPS:
             self.constant += 1
             if counts is not None:
                 counts[1] += 1
-            self.values[round(known[0], 6)] += 1
-            if len(self.examples) < EXAMPLES and completions:
-                text = completions[0] if isinstance(completions[0], str) else json.dumps(completions[0])
-                self.examples.append(text[:EXAMPLE_CHARS].replace("\n", "\\n"))
+            self.values[round(first, 6)] += 1
+            if len(self.examples) < EXAMPLES and example:
+                self.examples.append(_snippet(example[0]))
+
+
+def _snippet(completion: Any) -> str:
+    text = completion if isinstance(completion, str) else json.dumps(completion, ensure_ascii=False)
+    return text[:EXAMPLE_CHARS].replace("\n", "\\n")
+
+
+def group_key(row: dict[str, Any]) -> str | None:
+    """The GRPO group of a scored row: its ``group``, else its ``prompt``, within its ``step`` when it has one
+    (``None`` when it has neither)."""
+    value = row.get("group")
+    if value is None:
+        value = row.get("prompt")
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    step = row.get("step")
+    return text if step is None else f"{step}\x00{text}"
 
 
 class GroupTracker:
-    """Groups of rows seen in any order (a scored JSONL): per group key, each reward's values. Memory is
-    one float per row and reward."""
+    """Groups of rows seen in any order (a scored JSONL): running moments per group and reward (Welford),
+    and a short first completion per group; memory grows with groups, not rows."""
 
     def __init__(self) -> None:
-        self._values: dict[str, dict[str, list[float | None]]] = {}
-        self._first: dict[str, Any] = {}
+        self._moments: dict[tuple[str, str], list[float]] = {}  # n, mean, squares, min, max, first
+        self._first: dict[str, str] = {}
 
-    def add(self, key: str, scores: dict[str, float | None], completion: Any) -> None:
-        group = self._values.setdefault(key, {})
-        self._first.setdefault(key, completion)
+    def add(self, key: str, scores: dict[str, Any], completion: Any) -> None:
+        if key not in self._first:
+            self._first[key] = _snippet(completion)
         for func, value in scores.items():
-            group.setdefault(func, []).append(value)
+            number = _number(value)
+            if number is None:
+                continue
+            m = self._moments.get((key, func))
+            if m is None:
+                self._moments[(key, func)] = [1.0, number, 0.0, number, number, number]
+                continue
+            m[0] += 1
+            delta = number - m[1]
+            m[1] += delta / m[0]
+            m[2] += delta * (number - m[1])
+            m[3], m[4] = min(m[3], number), max(m[4], number)
 
     def stats(self) -> dict[str, GroupStats]:
         out: dict[str, GroupStats] = {}
-        for key, funcs in self._values.items():
-            for func, values in funcs.items():
-                out.setdefault(func, GroupStats()).add(values, [self._first[key]])
+        for (key, func), (n, _, squares, low, high, first) in self._moments.items():
+            out.setdefault(func, GroupStats()).add_moments(
+                int(n), squares, high - low, first, [self._first[key]], None
+            )
         return out
 
 
@@ -178,6 +226,7 @@ class Report:
     completions: int = 0
     rescored: dict[str, Counter[str]] = field(default_factory=dict)  # reward -> reason -> count
     findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the reading skipped or could not match
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly view (what ``rewardkit diagnose --json`` prints)."""
@@ -200,8 +249,16 @@ class Report:
                 for k, g in self.groups.items()
             },
             "rescored": {k: dict(v.most_common()) for k, v in self.rescored.items()},
+            "notes": self.notes,
             "findings": [
-                {"kind": f.kind, "func": f.func, "steps": f.steps, "message": f.message, "advice": f.advice}
+                {
+                    "kind": f.kind,
+                    "func": f.func,
+                    "steps": f.steps,
+                    "spans": f.spans,
+                    "message": f.message,
+                    "advice": f.advice,
+                }
                 for f in self.findings
             ],
         }
@@ -209,13 +266,15 @@ class Report:
     def text(self) -> str:
         """The findings in plain words, then the group and rescoring figures."""
         lines = [
-            f"{self.source} ({self.kind}): {len(self.steps)} logged steps, {self.completions} completions"
+            f"{self.source} ({self.kind}): {_count(len(self.steps), 'logged step')}, "
+            f"{_count(self.completions, 'completion')}"
         ]
         if not self.findings:
-            lines.append("No finding: rewards vary within groups and nothing is stuck.")
+            lines.append("No findings: rewards vary within groups and nothing is stuck.")
         for number, finding in enumerate(self.findings, 1):
             lines.append(f"{number}. {finding.message}")
             lines.append(f"   Try: {finding.advice}")
+        lines.extend(f"Note: {note}" for note in self.notes)
         for func, counts in self.rescored.items():
             total = sum(counts.values())
             shown = ", ".join(f"{reason} {count / total:.0%}" for reason, count in counts.most_common(5))
@@ -226,7 +285,12 @@ class Report:
 # ---------------------------------------------------------------- reading
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSONL file. A last line cut off mid-write (a run still training) is skipped."""
     try:
         handle = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -237,7 +301,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             try:
                 row = json.loads(line)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
+                if not line.endswith("\n"):
+                    return  # the line being written
                 raise DiagnoseError(f"{path}, line {number}: not JSON ({exc})") from None
             if not isinstance(row, dict):
                 raise DiagnoseError(f"{path}, line {number}: expected a JSON object")
@@ -295,14 +361,39 @@ def _read_trainer_state(report: Report, path: Path) -> None:
             _add_log(report, entry["step"], entry)
 
 
+def _column(table: dict[str, Any], name: str, n: int, path: Path, number: int) -> list[Any] | None:
+    """A column of a completions line: a list of ``n`` values, ``None`` when absent; else DiagnoseError."""
+    value = table.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != n:
+        size = len(value) if isinstance(value, list) else type(value).__name__
+        raise DiagnoseError(f"{path}, line {number}: column {name!r} has {size} values for {n} completions")
+    return value
+
+
+def _step_number(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _read_completions(report: Report, path: Path) -> None:
-    """ms-swift's completions.jsonl, one logged step a line, streamed: memory is one line at a time."""
+    """ms-swift's completions.jsonl, one logged step a line, streamed: memory is one line at a time. A line
+    holding the same completions as the line before (ms-swift logs its buffer again when it logs more often
+    than it generates) is not counted twice."""
     known = set(report.funcs)
+    previous: int | None = None
     for number, table in _lines(path):
         completions = table.get("completion")
         if not isinstance(completions, list):
             raise DiagnoseError(f"{path}, line {number}: no 'completion' list")
         n = len(completions)
+        fingerprint = hash(tuple(c if isinstance(c, str) else json.dumps(c) for c in completions))
+        if fingerprint == previous:
+            continue
+        previous = fingerprint
         funcs = [k for k in table if k in known] or [
             k
             for k, v in table.items()
@@ -311,20 +402,20 @@ def _read_completions(report: Report, path: Path) -> None:
         for func in funcs:
             if func not in report.funcs:
                 report.funcs.append(func)
-        prompts = table.get("prompt") or [""] * n
-        steps = table.get("step") or [""] * n
-        groups: dict[tuple[str, str], list[int]] = {}
+        prompts = _column(table, "prompt", n, path, number) or [""] * n
+        steps = _column(table, "step", n, path, number) or [None] * n
+        columns = {func: _column(table, func, n, path, number) for func in funcs}
+        advantages = _column(table, "advantages", n, path, number)
+        groups: dict[tuple[int | None, str], list[int]] = {}
         for i in range(n):
             prompt = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i], sort_keys=True)
-            groups.setdefault((str(steps[i]), prompt), []).append(i)
-        advantages = table.get("advantages")
-        for (step_text, _), rows in groups.items():
-            texts = [completions[i] for i in rows]
-            step = int(step_text) if step_text.isdigit() else None
-            for func in funcs:
-                column = table[func]  # add() keeps the finite numbers only
-                report.groups.setdefault(func, GroupStats()).add([column[i] for i in rows], texts, step)
-            if isinstance(advantages, list) and len(advantages) == n:
+            groups.setdefault((_step_number(steps[i]), prompt), []).append(i)
+        for (step, _), rows in groups.items():
+            texts = [completions[rows[0]]]
+            for func, column in columns.items():
+                if column is not None:  # add() keeps the finite numbers only
+                    report.groups.setdefault(func, GroupStats()).add([column[i] for i in rows], texts, step)
+            if advantages is not None:
                 report.groups.setdefault("advantages", GroupStats()).add(
                     [advantages[i] for i in rows], texts, step
                 )
@@ -337,21 +428,19 @@ def _read_scored(report: Report, path: Path) -> None:
         scores = row.get("scores")
         if not isinstance(scores, dict):
             raise DiagnoseError(f"{path}, line {number}: no 'scores' (score the file with `rewardkit score`)")
-        key = row.get("group", row.get("prompt"))
+        key = group_key(row)
         if key is None:
             raise DiagnoseError(
                 f"{path}, line {number}: no 'group' or 'prompt' field to group completions by"
             )
-        tracker.add(
-            key if isinstance(key, str) else json.dumps(key, sort_keys=True), scores, row.get("completion")
-        )
+        tracker.add(key, scores, row.get("completion"))
         report.completions += 1
     report.groups = tracker.stats()
     report.funcs = [k for k in report.groups]
 
 
 def _locate(path: Path) -> tuple[str, Path | None, Path | None]:
-    """(kind, log file, completions file) for a file or a directory searched below."""
+    """(kind, log file, completions file) for a file, or for the newest run below a directory."""
     if not path.exists():
         raise DiagnoseError(f"{path}: no such file or directory")
     if path.is_file():
@@ -364,11 +453,14 @@ def _locate(path: Path) -> tuple[str, Path | None, Path | None]:
             completions = path.with_name("completions.jsonl")
             return "ms-swift", path, completions if completions.is_file() else None
         return "scored", path, None
-    for name in ("logging.jsonl", "completions.jsonl", "trainer_state.json"):
-        found = sorted(path.rglob(name), key=lambda p: p.stat().st_mtime)
-        if found:
-            return _locate(found[-1])  # the newest run below PATH
-    raise DiagnoseError(f"{path}: no logging.jsonl, completions.jsonl or trainer_state.json below it")
+    try:
+        found = [p for name in LOG_NAMES for p in path.rglob(name) if p.is_file()]
+        newest = max(found, key=lambda p: p.stat().st_mtime, default=None)
+    except OSError as exc:
+        raise DiagnoseError(f"cannot search {path}: {exc.strerror}") from None
+    if newest is None:
+        raise DiagnoseError(f"{path}: no logging.jsonl, completions.jsonl or trainer_state.json below it")
+    return _locate(newest)
 
 
 # ---------------------------------------------------------------- findings
@@ -399,143 +491,171 @@ def _span(first: int, last: int) -> str:
     return f"step {first}" if first == last else f"steps {first}-{last}"
 
 
-def _constant_words(report: Report, steps: set[int]) -> str:
-    """Which rewards are constant in most groups of ``steps`` (from the completions log, if any)."""
+def _constant_words(report: Report, steps: set[int] | None) -> str:
+    """Which rewards are constant in most groups of ``steps`` (all groups: ``None``), from the completions."""
     parts = []
     for func in report.funcs:
         stats = report.groups.get(func)
         if stats is None or not stats.groups:
             continue
-        groups, constant = stats.within(steps) if stats.by_step else (stats.groups, stats.constant)
+        groups, constant = stats.within(steps) if steps and stats.by_step else (stats.groups, stats.constant)
         if not groups or constant / groups <= ZERO_STD_SHARE:
             continue  # constant in at most half the groups: not what kills them
-        values = ", ".join(f"{v:g} in {c}" for v, c in stats.values.most_common(3))
+        values = ", ".join(f"{v:g} ({_count(c, 'group')})" for v, c in stats.values.most_common(3))
         example = f'; e.g. "{stats.examples[0]}"' if stats.examples else ""
         parts.append(
-            f"{func} is constant in {constant}/{groups} groups ({constant / groups:.0%}; values over the "
-            f"run: {values}){example}"
+            f"{func} is constant in {constant}/{groups} groups ({constant / groups:.0%}; constant at "
+            f"{values} over the run){example}"
         )
     return " ".join(p + "." for p in parts)
 
 
-def _find(report: Report) -> list[Finding]:
-    found: list[Finding] = []
-    m, steps = report.metrics, report.steps
-    if steps:
-        std = m.get("reward_std") or [None] * len(steps)
-        frac = m.get("frac_reward_zero_std") or [None] * len(steps)
-        dead = [_le(std[i], EPS) or _ge(frac[i], ZERO_STD_SHARE) for i in range(len(steps))]
-        stretches = _stretches(steps, dead)
-        # a few stretches: one finding each; many (dead steps scattered over the run): one finding for all
-        blocks = [[s] for s in stretches] if len(stretches) <= 3 else [stretches]
-        for block in blocks:
-            covered = {s for s, d in zip(steps, dead, strict=True) if d and block[0][0] <= s <= block[-1][1]}
-            shares = [v for s, v in zip(steps, frac, strict=True) if s in covered and v is not None]
-            share = (
-                f"; on average {statistics.fmean(shares):.0%} of groups have zero reward std"
-                if shares
-                else ""
+DEAD_WORDS = (
+    "Every completion of such a group gets the same reward, so its advantage, and its policy-gradient term, "
+    "are zero."
+)
+
+
+def _dead_findings(report: Report) -> list[Finding]:
+    steps, m = report.steps, report.metrics
+    std = m.get("reward_std") or [None] * len(steps)
+    frac = m.get("frac_reward_zero_std") or [None] * len(steps)
+    dead = [_le(std[i], EPS) or _ge(frac[i], ZERO_STD_SHARE) for i in range(len(steps))]
+    stretches = _stretches(steps, dead)
+    # a few stretches: one finding each; many (dead steps scattered over the run): one finding for all
+    blocks = [[s] for s in stretches] if len(stretches) <= 3 else [stretches]
+    found = []
+    for block in blocks:
+        first, last = block[0][0], block[-1][1]
+        covered = [i for i, s in enumerate(steps) if dead[i] and first <= s <= last]
+        shares = [v for v in (frac[i] for i in covered) if v is not None]
+        flat = all(_le(std[i], EPS) for i in covered)
+        cause = "reward_std is ~0" if flat else "at least half the groups have zero reward std"
+        if shares:
+            cause += f"; on average {statistics.fmean(shares):.0%} of groups have zero reward std"
+        where = f"{_span(first, last)} ({len(covered)} of {_count(len(steps), 'logged step')})"
+        if len(block) > 1:
+            longest = max(block, key=lambda s: s[2])
+            where = (
+                f"{len(covered)} of {_count(len(steps), 'logged step')} "
+                f"({len(covered) / len(steps):.0%}), in "
+                f"{len(block)} stretches between steps {first} and {last}"
             )
-            first, last = block[0][0], block[-1][1]
-            where = f"{_span(first, last)} ({len(covered)} of {len(steps)} logged steps)"
-            if len(block) > 1:
-                longest = max(block, key=lambda s: s[2])
-                where = (
-                    f"{len(covered)} of {len(steps)} logged steps ({len(covered) / len(steps):.0%}), in "
-                    f"{len(block)} stretches between steps {first} and {last} (the longest: "
-                    f"{_span(longest[0], longest[1])})"
-                )
-            found.append(
-                Finding(
-                    "zero_std",
-                    f"{where}: reward_std is ~0{share}. Every completion of such a group gets the same "
-                    f"reward, so its advantages, and the gradient, are zero. "
-                    f"{_constant_words(report, covered)}".rstrip(),
-                    ADVICE["zero_std"],
-                    (first, last),
-                    spans=tuple((a, b) for a, b, _ in block),
-                )
+            if longest[2] > 1:
+                where += f" (the longest: {_span(longest[0], longest[1])})"
+        constant = _constant_words(report, {steps[i] for i in covered})
+        found.append(
+            Finding(
+                "zero_std",
+                f"{where}: {cause}. {DEAD_WORDS} {constant}".rstrip(),
+                ADVICE["zero_std"],
+                (first, last),
+                spans=tuple((a, b) for a, b, _ in block),
             )
-        for func in report.funcs or [k.split("/", 1)[1] for k in m if k.startswith("rewards/")]:
-            values = [v for v in m.get(f"rewards/{func}", []) if v is not None]
-            if len(values) < 2:
-                continue
-            for level, words, advice in (
-                (0.0, "it never rewards anything", ADVICE["stuck_0"]),
-                (1.0, "it rewards everything", ADVICE["stuck_1"]),
-            ):
-                if all(abs(v - level) <= EPS for v in values):
-                    span = _span(steps[0], steps[-1])
-                    found.append(
-                        Finding(
-                            "stuck",
-                            f"{func} is {level:.1f} at every logged step ({span}): {words}.",
-                            advice,
-                            (steps[0], steps[-1]),
-                            func,
-                        )
-                    )
-        found.extend(_length_findings(report))
-    elif report.groups:
-        for func, stats in report.groups.items():
-            if stats.groups and stats.constant_share >= ZERO_STD_SHARE:
-                seen = ", ".join(f"{v:g} in {c}" for v, c in stats.values.most_common(3))
-                share = f"{stats.constant}/{stats.groups} groups ({stats.constant_share:.0%})"
+        )
+    return found
+
+
+def _stuck_findings(report: Report) -> list[Finding]:
+    steps, m = report.steps, report.metrics
+    found = []
+    for func in report.funcs:
+        logged = [(s, v) for s, v in zip(steps, m.get(f"rewards/{func}", []), strict=False) if v is not None]
+        if len(logged) < 2:
+            continue
+        where = f"at all {len(logged)} logged steps that report it ({_span(logged[0][0], logged[-1][0])})"
+        for level, words, advice in (
+            (0.0, "it never rewards anything (for a penalty, such as soft_overlong, that is the best case)",
+             ADVICE["stuck_0"]),
+            (1.0, "it rewards everything", ADVICE["stuck_1"]),
+        ):  # fmt: skip
+            if all(abs(v - level) <= EPS for _, v in logged):
                 found.append(
                     Finding(
-                        "zero_std_groups",
-                        f"{func}: {share} have zero std (values: {seen}).",
-                        ADVICE["zero_std_groups"],
-                        func=func,
+                        "stuck",
+                        f"{func} is {level:.1f} {where}: {words}.",
+                        advice,
+                        (logged[0][0], logged[-1][0]),
+                        func,
                     )
                 )
     return found
 
 
-def _length_findings(report: Report) -> list[Finding]:
-    m, steps = report.metrics, report.steps
-    lengths = m.get("completion_length", [])
-    points = [(s, v) for s, v in zip(steps, lengths, strict=False) if v is not None]
-    if len(points) < 2:
-        return []
-    values = [v for _, v in points]
-    clipped = [v for v in m.get("clipped_ratio", []) if v is not None]
-    limit = [v for v in m.get("max_length", []) if v is not None]
-    first, last = points[0][0], points[-1][0]
-    if clipped and statistics.fmean(clipped) >= 0.9:
-        return [
+def _find(report: Report) -> list[Finding]:
+    if report.steps:
+        return [*_dead_findings(report), *_stuck_findings(report), *_length_findings(report)]
+    found = []
+    for func, stats in report.groups.items():
+        if func == "advantages" or not stats.groups or stats.constant_share < ZERO_STD_SHARE:
+            continue
+        seen = ", ".join(f"{v:g} ({_count(c, 'group')})" for v, c in stats.values.most_common(3))
+        share = f"{stats.constant}/{stats.groups} groups ({stats.constant_share:.0%})"
+        found.append(
             Finding(
-                "length_clipped",
-                f"completions hit the length limit: {statistics.fmean(clipped):.0%} are clipped on average "
-                f"({_span(first, last)}; mean length {statistics.fmean(values):.0f}).",
-                ADVICE["length_clipped"],
-                (first, last),
-            )
-        ]
-    out = []
-    mean = statistics.fmean(values)
-    if len(values) >= 3 and mean > 0 and (max(values) - min(values)) <= 0.02 * mean:
-        pinned = f", at the maximum of {limit[0]:g}" if limit and min(limit) <= mean * 1.001 else ""
-        out.append(
-            Finding(
-                "length_flat",
-                f"completion length does not move: {min(values):.0f}-{max(values):.0f} over "
-                f"{_span(first, last)}{pinned}.",
-                ADVICE["length_flat"],
-                (first, last),
+                "zero_std_groups",
+                f"{func}: {share} have zero std (constant at {seen}). {DEAD_WORDS}",
+                ADVICE["zero_std"],
+                func=func,
             )
         )
-    rewards = [v for v in m.get("reward", []) if v is not None]
-    if len(values) >= 4 and len(rewards) >= 4:
-        third = max(1, len(values) // 3)
-        reward_gain = statistics.fmean(rewards[-third:]) - statistics.fmean(rewards[:third])
-        early, late = statistics.fmean(values[:third]), statistics.fmean(values[-third:])
-        if reward_gain >= 0.1 and early > 0 and late <= 0.7 * early:
+    return found
+
+
+def _length_findings(report: Report) -> list[Finding]:
+    m, steps = report.metrics, report.steps
+    lengths = m.get("completion_length") or [None] * len(steps)
+    clipped = m.get("clipped_ratio") or [None] * len(steps)
+    out = []
+    pinned = _stretches(steps, [_ge(c, 0.9) for c in clipped])
+    total = sum(c for _, _, c in pinned)
+    if pinned and total >= max(2, len(steps) // 10):  # not one stray step
+        longest = max(pinned, key=lambda s: s[2])
+        shares = [c for s, c in zip(steps, clipped, strict=True) if c is not None and _ge(c, 0.9)]
+        out.append(
+            Finding(
+                "length_clipped",
+                f"completions hit the length limit at {total} of {_count(len(steps), 'logged step')} "
+                f"(the longest stretch: {_span(longest[0], longest[1])}); {statistics.fmean(shares):.0%} of "
+                "them are clipped there on average.",
+                ADVICE["length_clipped"],
+                (pinned[0][0], pinned[-1][1]),
+                spans=tuple((a, b) for a, b, _ in pinned),
+            )
+        )
+    points = [(s, v) for s, v in zip(steps, lengths, strict=True) if v is not None]
+    values = [v for _, v in points]
+    if not out and len(values) >= 3:
+        mean = statistics.fmean(values)
+        if mean > 0 and (max(values) - min(values)) <= 0.02 * mean:
+            limit = [v for v in m.get("max_length", []) if v is not None]
+            at_max = f", at the maximum of {limit[0]:g}" if limit and min(limit) <= mean * 1.001 else ""
+            first, last = points[0][0], points[-1][0]
+            out.append(
+                Finding(
+                    "length_flat",
+                    f"completion length does not move: {min(values):.0f}-{max(values):.0f} over "
+                    f"{_span(first, last)}{at_max}.",
+                    ADVICE["length_flat"],
+                    (first, last),
+                )
+            )
+    rewards = m.get("reward") or [None] * len(steps)
+    paired = [
+        (s, r, n) for s, r, n in zip(steps, rewards, lengths, strict=True) if r is not None and n is not None
+    ]
+    if len(paired) >= 4:
+        third = max(1, len(paired) // 3)
+        early, late = paired[:third], paired[-third:]
+        gain = statistics.fmean(r for _, r, _ in late) - statistics.fmean(r for _, r, _ in early)
+        before, after = statistics.fmean(n for _, _, n in early), statistics.fmean(n for _, _, n in late)
+        if gain >= 0.1 and before > 0 and after <= 0.7 * before:
+            first, last = paired[0][0], paired[-1][0]
             out.append(
                 Finding(
                     "reward_up_length_down",
-                    f"the reward rises by {reward_gain:.2f} while completion length falls from {early:.0f} "
-                    f"to {late:.0f} (means of the first and last third of {_span(first, last)}).",
+                    f"the reward rises by {gain:.2f} while completion length falls from {before:.0f} to "
+                    f"{after:.0f} (means of the first and last third of {_span(first, last)}).",
                     ADVICE["reward_up_length_down"],
                     (first, last),
                 )
@@ -546,32 +666,70 @@ def _length_findings(report: Report) -> list[Finding]:
 # ---------------------------------------------------------------- rescoring
 
 
+PROMPT_FIELDS = ("prompt", "query", "problem", "question")
+#: the last user turn inside a templated prompt: ChatML (Qwen), Llama 3, and a plain "user:" line
+_USER_TURN = re.compile(
+    r"<\|im_start\|>user\n(.*?)<\|im_end\|>|<\|start_header_id\|>user<\|end_header_id\|>\n\n(.*?)<\|eot_id\|>",
+    re.DOTALL,
+)
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # multimodal parts: the text ones
+        texts = [str(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(texts) if texts else None
+    return None
+
+
+def _user_message(prompt: Any) -> str | None:
+    """The question a prompt asks: a string as it is, a chat's last user message."""
+    if isinstance(prompt, list):
+        users = [m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
+        return _text(users[-1]) if users else None
+    return _text(prompt)
+
+
 def _dataset_index(data: Path) -> dict[str, dict[str, Any]]:
-    """Dataset rows by their prompt text (``prompt``, else the last user message of ``messages``)."""
+    """Dataset rows by their question: ``prompt``/``query``/``problem``/``question``, else the last user
+    message of ``messages``."""
     index: dict[str, dict[str, Any]] = {}
     for number, row in _lines(data):
-        prompt = row.get("prompt")
-        if isinstance(prompt, list) or prompt is None:
-            messages = prompt if isinstance(prompt, list) else row.get("messages") or []
-            users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-            prompt = users[-1] if users else None
-        if not isinstance(prompt, str) or not prompt:
-            raise DiagnoseError(f"{data}, line {number}: no prompt (a 'prompt' or 'messages' field)")
-        index[prompt] = row
+        found = next((row[f] for f in PROMPT_FIELDS if row.get(f) is not None), None)
+        text = _user_message(found if found is not None else row.get("messages"))
+        if not text:
+            raise DiagnoseError(
+                f"{data}, line {number}: no prompt (a {', '.join(PROMPT_FIELDS)} or messages field)"
+            )
+        index[text.strip()] = row
     return index
 
 
-def _joined(
-    prompt: Any, index: dict[str, dict[str, Any]], cache: dict[str, dict[str, Any]]
-) -> dict[str, Any]:
-    """The dataset row of a logged prompt: the same text, or (a chat template around it) one that holds it."""
-    text = prompt if isinstance(prompt, str) else json.dumps(prompt)
-    if text not in cache:
-        row = index.get(text)
-        if row is None:
-            row = next((r for key, r in index.items() if key in text), {})
-        cache[text] = row
-    return cache[text]
+class _Join:
+    """Logged prompts to dataset rows: the prompt itself, or its last user turn (a chat template around it),
+    looked up exactly; else the longest dataset question it contains. Remembers at most 100,000 prompts."""
+
+    def __init__(self, index: dict[str, dict[str, Any]]) -> None:
+        self.index, self.cache = index, dict[str, dict[str, Any] | None]()
+        self.by_length = sorted(index, key=len, reverse=True)
+        self.missed = 0
+
+    def row(self, prompt: Any) -> dict[str, Any]:
+        text = _user_message(prompt) or ""
+        if text in self.cache:
+            found = self.cache[text]
+        else:
+            turns = [next(g for g in m.groups() if g is not None) for m in _USER_TURN.finditer(text)]
+            candidates = [text.strip(), *(t.strip() for t in reversed(turns))]
+            found = next((self.index[c] for c in candidates if c in self.index), None)
+            if found is None and len(self.by_length) * len(text) <= 50_000_000:  # the scan stays bounded
+                found = next((self.index[k] for k in self.by_length if k in text), None)
+            if len(self.cache) < 100_000:
+                self.cache[text] = found
+        if found is None:
+            self.missed += 1
+        return found or {}
 
 
 def _rows_for_rescoring(
@@ -585,21 +743,18 @@ def _rows_for_rescoring(
             names = [k for k, v in table.items() if isinstance(v, list)]
             for i in range(len(table.get("completion", []))):
                 yield {k: table[k][i] for k in names if i < len(table[k])}
-    else:
-        raise DiagnoseError(
-            f"{report.source}: nothing to rescore: the run has no completions log "
-            "(ms-swift: --log_completions true)"
-        )
 
 
 def _rescore(
     report: Report, specs: Sequence[Any], rows: Iterable[dict[str, Any]], data: Path | None, batch: int = 1024
 ) -> None:
+    """Score the logged completions again; count each reward's reasons ("= 0" for a verdict without one:
+    the answer was read and judged on its merits)."""
+    from rewardkit.core import ColumnError
     from rewardkit.engine import resolve
 
     resolved = resolve(list(specs))
-    index = _dataset_index(data) if data is not None else {}
-    cache: dict[str, dict[str, Any]] = {}
+    join = _Join(_dataset_index(data)) if data is not None else None
     counts = {key: Counter[str]() for key, _, _ in resolved}
 
     def flush(chunk: list[dict[str, Any]]) -> None:
@@ -607,13 +762,20 @@ def _rescore(
         columns = {name: [row.get(name) for row in chunk] for name in names}
         for key, reward, _ in resolved:
             texts: list[Any] = [row.get("completion") for row in chunk]
-            scored = reward.score_detailed(texts, **cast(dict[str, Any], columns))
-            counts[key].update(reason or "ok" for reason in scored.reasons)
+            try:
+                scored = reward.score_detailed(texts, **cast(dict[str, Any], columns))
+            except ColumnError as exc:
+                hint = " (pass the dataset with --data to join its columns by prompt)" if join is None else ""
+                raise DiagnoseError(f"--rescore {key}: {exc}{hint}") from None
+            counts[key].update(
+                reason or ("=" + (f" {value:g}" if value is not None else " None"))
+                for value, reason in zip(scored.values, scored.reasons, strict=True)
+            )
 
     chunk: list[dict[str, Any]] = []
     for row in rows:
-        if index:
-            row = {**_joined(row.get("prompt"), index, cache), **row}
+        if join is not None:
+            row = {**join.row(row.get("prompt")), **row}
         chunk.append(row)
         if len(chunk) >= batch:
             flush(chunk)
@@ -621,6 +783,8 @@ def _rescore(
     if chunk:
         flush(chunk)
     report.rescored.update(counts)
+    if join is not None and join.missed:
+        report.notes.append(f"--data: {_count(join.missed, 'logged completion')} matched no dataset prompt")
 
 
 # ---------------------------------------------------------------- the entry point
@@ -637,11 +801,17 @@ def diagnose(path: str | Path, *, rescore: Sequence[Any] = (), data: str | Path 
         data: the dataset (JSONL) whose columns the rescored rewards need (``solution``...), joined by prompt.
 
     Raises:
-        DiagnoseError: the input cannot be read (naming the file and line).
+        DiagnoseError: the input cannot be read (naming the file and line), holds no GRPO reward metrics, or
+        there is nothing to rescore.
     """
-    root = Path(path)
-    kind, log, completions = _locate(root)
-    report = Report(source=str(root), kind=kind)
+    kind, log, completions = _locate(Path(path))
+    read = [p for p in (log, completions) if p is not None]
+    report = Report(source=", ".join(str(p) for p in read), kind=kind)
+    if rescore and kind != "scored" and completions is None:
+        raise DiagnoseError(
+            f"{report.source}: nothing to rescore: the run has no completions log (ms-swift: "
+            "--log_completions true; TRL logs none)"
+        )
     if kind == "trl" and log is not None:
         _read_trainer_state(report, log)
     elif kind == "ms-swift":
@@ -656,6 +826,12 @@ def diagnose(path: str | Path, *, rescore: Sequence[Any] = (), data: str | Path 
         report.funcs = report.funcs or [
             k.split("/", 1)[1] for k in report.metrics if k.startswith("rewards/")
         ]
+    has_metrics = any(any(v is not None for v in values) for values in report.metrics.values())
+    if not has_metrics and not any(g.groups for g in report.groups.values()):
+        raise DiagnoseError(
+            f"{report.source}: no GRPO reward metrics (reward, reward_std, rewards/<func>/mean) and no group "
+            "of two or more scored completions: nothing to diagnose"
+        )
     report.findings = _find(report)
     if rescore:
         _rescore(
@@ -721,10 +897,22 @@ def plot(report: Report, path: str | Path) -> Path:
     for axis in axes:
         axis.grid(alpha=0.3)
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if len(steps) == 1:
+            axis.set_xlim(steps[0] - 1, steps[0] + 1)
         if axis.get_legend_handles_labels()[0]:
             axis.legend(loc="lower right", fontsize=8)
     figure.suptitle(f"{report.source} ({report.kind}): {len(report.findings)} finding(s)", fontsize=10)
     figure.tight_layout()
+    try:
+        _save(figure, out, report)
+    except OSError as exc:
+        raise DiagnoseError(f"cannot write {out}: {exc.strerror}") from None
+    finally:
+        plt.close(figure)
+    return out
+
+
+def _save(figure: Any, out: Path, report: Report) -> None:
     if out.suffix.lower() == ".png":
         figure.savefig(out, dpi=100)
     else:
@@ -743,11 +931,9 @@ def plot(report: Report, path: str | Path) -> Path:
             f"<!doctype html><meta charset='utf-8'><title>rewardkit diagnose</title>"
             f"<h1>{html.escape(report.source)}</h1>"
             f"<img alt='reward curves' src='data:image/png;base64,{image}'>"
-            f"<ol>{items or '<li>No finding.</li>'}</ol>",
+            f"<ol>{items or '<li>No findings.</li>'}</ol>",
             encoding="utf-8",
         )
-    plt.close(figure)
-    return out
 
 
 def _line(

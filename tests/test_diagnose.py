@@ -71,7 +71,7 @@ def test_dead_groups_name_the_constant_reward_and_show_its_completions(tmp_path:
         {
             "step": [str(s)] * 4,
             "prompt": prompts,
-            "completion": ["I think 4", "maybe 5", "no tags here", "still none"],
+            "completion": [f"I think 4 ({s})", f"maybe 5 ({s})", f"no tags here ({s})", f"still none ({s})"],
             "accuracy": [0.0, 0.0, 0.0, 0.0],
             "format": [0.0, 1.0, 0.0, 0.0],
             "advantages": [0.0, 0.0, 0.0, 0.0],
@@ -86,8 +86,8 @@ def test_dead_groups_name_the_constant_reward_and_show_its_completions(tmp_path:
     assert len(dead) == 1 and dead[0].steps == (3, 6)
     assert dead[0].message.startswith("steps 3-6 (4 of 7 logged steps): reward_std is ~0; on average 100% of")
     assert (
-        'accuracy is constant in 8/8 groups (100%; values over the run: 0 in 8); e.g. "I think 4"'
-        in dead[0].message
+        "accuracy is constant in 8/8 groups (100%; constant at 0 (8 groups) over the run); "
+        'e.g. "I think 4 (3)"' in dead[0].message
     )
     assert (
         "format is constant" not in dead[0].message
@@ -106,14 +106,18 @@ def test_dead_groups_name_the_constant_reward_and_show_its_completions(tmp_path:
         (
             {"rewards/accuracy/mean": 1.0},
             "stuck",
-            "accuracy is 1.0 at every logged step (steps 1-6): it rewards",
+            "accuracy is 1.0 at all 6 logged steps that report it (steps 1-6)",
         ),
         (
             {"rewards/accuracy/mean": 0.0},
             "stuck",
-            "accuracy is 0.0 at every logged step (steps 1-6): it never",
+            "accuracy is 0.0 at all 6 logged steps that report it (steps 1-6)",
         ),
-        ({"completions/clipped_ratio": 0.97}, "length_clipped", "97% are clipped on average"),
+        (
+            {"completions/clipped_ratio": 0.97},
+            "length_clipped",
+            "at 6 of 6 logged steps (the longest stretch: steps 1-6); 97% of them",
+        ),
         ({"completions/mean_length": 301.0}, "length_flat", "completion length does not move: 301-301"),
     ],
 )
@@ -167,7 +171,9 @@ def test_scored_jsonl_groups_and_the_score_commands_group_table(tmp_path: Path) 
     assert report.kind == "scored" and report.completions == 16
     assert report.groups["format"].groups == 4 and report.groups["format"].constant == 4
     assert [f.kind for f in report.findings] == ["zero_std_groups"]
-    assert report.findings[0].message == "format: 4/4 groups (100%) have zero std (values: 1 in 2, 0 in 2)."
+    assert report.findings[0].message.startswith(
+        "format: 4/4 groups (100%) have zero std (constant at 1 (2 groups), 0 (2 groups)). Every completion"
+    )
 
 
 def test_unreadable_input_exits_2_naming_file_and_line(tmp_path: Path) -> None:
@@ -213,3 +219,90 @@ def test_scattered_dead_steps_are_one_finding(tmp_path: Path) -> None:
     assert finding.kind == "zero_std" and finding.steps == (3, 15)
     assert finding.spans == ((3, 3), (6, 6), (9, 9), (12, 12), (15, 15))
     assert finding.message.startswith("5 of 15 logged steps (33%), in 5 stretches between steps 3 and 15")
+
+
+def _table(step: int, prompts: list[Any], completions: list[Any], **columns: list[Any]) -> dict[str, Any]:
+    return {"step": [str(step)] * len(completions), "prompt": prompts, "completion": completions, **columns}
+
+
+def test_odd_inputs_are_exit_2_with_the_file_and_line_never_a_traceback(tmp_path: Path) -> None:
+    bad = swift_run(
+        tmp_path / "a", [healthy(1)], [_table(1, ["p", "p"], ["a", "b", "c", "d"], accuracy=[0.0] * 4)]
+    )
+    proc = subprocess.run([*RK, "diagnose", str(bad)], capture_output=True, text=True, timeout=60)
+    said = " ".join(proc.stderr.split())  # rich wraps long lines
+    assert proc.returncode == 2 and "line 1: column 'prompt' has 2 values for 4 completions" in said
+    sft = tmp_path / "sft"
+    sft.mkdir()
+    (sft / "trainer_state.json").write_text(json.dumps({"log_history": [{"loss": 1.0, "step": 1}]}))
+    with pytest.raises(DiagnoseError, match="no GRPO reward metrics"):
+        diagnose(sft)
+    with pytest.raises(DiagnoseError, match="nothing to rescore: the run has no completions log"):
+        diagnose(swift_run(tmp_path / "b", [healthy(1), healthy(2)]), rescore=["format"])
+    run = swift_run(tmp_path / "c", [healthy(s) for s in range(1, 4)])
+    proc = subprocess.run(
+        [*RK, "diagnose", str(run), "--plot", str(tmp_path / "missing" / "x.png")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        proc.returncode == 2 and "cannot write" in proc.stderr and "No findings" in proc.stdout
+    )  # report first
+
+
+def test_a_run_still_being_written_is_read_up_to_its_last_whole_line(tmp_path: Path) -> None:
+    run = swift_run(tmp_path, [healthy(s) for s in range(1, 5)])
+    log = next(run.rglob("logging.jsonl"))
+    log.write_text(log.read_text() + '{"global_step/max_steps": "5/9", "rew')  # cut off mid-write
+    assert diagnose(run).steps == [1, 2, 3, 4]
+
+
+def test_dead_steps_by_share_of_groups_say_so(tmp_path: Path) -> None:
+    steps = [{**healthy(s), "frac_reward_zero_std": 0.6 if s > 3 else 0.1} for s in range(1, 7)]
+    (finding,) = diagnose(swift_run(tmp_path, steps)).findings
+    assert finding.message.startswith(
+        "steps 4-6 (3 of 6 logged steps): at least half the groups have zero reward std; on average 60%"
+    )
+
+
+def test_repeated_log_lines_are_counted_once_and_scored_groups_split_by_step(tmp_path: Path) -> None:
+    table = _table(1, ["p", "p"], ["a", "b"], accuracy=[0.0, 1.0])
+    report = diagnose(
+        swift_run(tmp_path / "a", [healthy(1), healthy(2)], [table, {**table, "step": ["2", "2"]}])
+    )
+    assert report.completions == 2 and report.groups["accuracy"].groups == 1
+    rows = [
+        {"step": step, "prompt": "same", "completion": "x", "scores": {"acc": value}}
+        for step, value in ((1, 0.0), (1, 0.0), (2, 1.0), (2, 1.0))
+    ]
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    groups = diagnose(scored).groups["acc"]
+    assert (groups.groups, groups.constant) == (2, 2)  # not one group of four that varies
+
+
+def test_rescoring_joins_chat_prompts_and_says_what_it_could_not_match(tmp_path: Path) -> None:
+    chat = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n{q}<|im_end|>\n<|im_start|>assistant\n"
+    questions = ["Compute 3*4.", "Compute 3*4. Then add 1.", "Unknown question"]
+    tables = [
+        _table(
+            1,
+            [chat.format(q=q) for q in questions for _ in range(2)],
+            ["\\boxed{12}", "\\boxed{13}", "\\boxed{13}", "\\boxed{13}", "x", "y"],
+            accuracy=[1.0, 0.0, 1.0, 1.0, 0.0, 0.0],
+        )
+    ]
+    dataset = tmp_path / "data.jsonl"
+    rows = [
+        {"messages": [{"role": "user", "content": "Compute 3*4."}], "solution": "12"},
+        {"prompt": "Compute 3*4. Then add 1.", "solution": "13"},
+    ]
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = diagnose(swift_run(tmp_path, [healthy(1), healthy(2)], tables), rescore=["math"], data=dataset)
+    # the right row for each: read as the shorter question's (12), the second's two 13s would be "= 0";
+    # a verdict without a reason is counted by its value
+    assert report.rescored["math"] == {"= 1": 3, "= 0": 1, "missing_solution": 2}
+    assert report.notes == ["--data: 2 logged completions matched no dataset prompt"]
+    with pytest.raises(DiagnoseError, match="pass the dataset with --data"):
+        diagnose(swift_run(tmp_path / "nodata", [healthy(1), healthy(2)], tables), rescore=["math"])
