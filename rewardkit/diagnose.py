@@ -379,21 +379,29 @@ def _step_number(value: Any) -> int | None:
         return None
 
 
-def _read_completions(report: Report, path: Path) -> None:
-    """ms-swift's completions.jsonl, one logged step a line, streamed: memory is one line at a time. A line
-    holding the same completions as the line before (ms-swift logs its buffer again when it logs more often
-    than it generates) is not counted twice."""
-    known = set(report.funcs)
+def _tables(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The lines of a completions log, each with a ``completion`` list; a line holding the same completions
+    as the line before (ms-swift logs its buffer again when it logs more often than it generates) is
+    skipped."""
     previous: int | None = None
     for number, table in _lines(path):
         completions = table.get("completion")
         if not isinstance(completions, list):
             raise DiagnoseError(f"{path}, line {number}: no 'completion' list")
-        n = len(completions)
         fingerprint = hash(tuple(c if isinstance(c, str) else json.dumps(c) for c in completions))
-        if fingerprint == previous:
-            continue
+        if fingerprint != previous:
+            yield number, table
         previous = fingerprint
+
+
+def _read_completions(report: Report, path: Path) -> None:
+    """ms-swift's completions.jsonl, one logged step a line, streamed: memory is one line at a time. A line
+    holding the same completions as the line before (ms-swift logs its buffer again when it logs more often
+    than it generates) is not counted twice."""
+    known = set(report.funcs)
+    for number, table in _tables(path):
+        completions = table["completion"]
+        n = len(completions)
         funcs = [k for k in table if k in known] or [
             k
             for k, v in table.items()
@@ -739,7 +747,7 @@ def _rows_for_rescoring(
         for _, row in _lines(log):
             yield row
     elif completions is not None:
-        for _, table in _lines(completions):
+        for _, table in _tables(completions):
             names = [k for k, v in table.items() if isinstance(v, list)]
             for i in range(len(table.get("completion", []))):
                 yield {k: table[k][i] for k in names if i < len(table[k])}
