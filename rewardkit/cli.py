@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
+import os
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,6 +115,11 @@ def serve_command(
     except ImportError:
         err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
         raise typer.Exit(2) from None
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # /metrics sums over every worker (prometheus_client's multiprocess mode): a fresh directory a run
+        directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
     uvicorn.run(service_app(), factory=True, host=host, port=port, workers=workers)
 
 

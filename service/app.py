@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -74,6 +76,7 @@ class LimitsAndMetrics:
 
     def __init__(self, app: ASGIApp, settings: Settings, metrics: Metrics) -> None:
         self.app, self.limit, self.metrics = app, settings.max_body_bytes, metrics
+        self.replica = f"{socket.gethostname()}:{os.getpid()}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -101,7 +104,11 @@ class LimitsAndMetrics:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
                 took = (time.perf_counter() - start) * 1000  # request in to response out, for clients to see
-                headers = [*message.get("headers", []), (b"server-timing", f"app;dur={took:.1f}".encode())]
+                headers = [
+                    *message.get("headers", []),
+                    (b"server-timing", f"app;dur={took:.1f}".encode()),
+                    (b"x-rewardkit-replica", self.replica),  # which process answered (workers, Ray)
+                ]
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -1,14 +1,25 @@
-"""Prometheus metrics of one app (a registry per app, so several apps can live in one process)."""
+"""Prometheus metrics of one app (a registry per app, so several apps can live in one process).
+
+Everything is counted as it happens (counters and histograms), so that with ``rewardkit serve --workers N``
+(prometheus_client's multiprocess mode: ``PROMETHEUS_MULTIPROC_DIR``, set by the CLI) a scrape of any worker
+reports the totals over all of them. Figures a reward keeps about its shared resources (math cache hits,
+timeouts, ...) are cumulative per process: after each batch the growth since the last batch is added to
+``rewardkit_reward_stat_total``, so they add up across processes too.
+"""
 
 from __future__ import annotations
 
 import collections
+import os
 from collections.abc import Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from rewardkit.core import Reward
 from rewardkit.engine import BatchResult
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics:
@@ -36,12 +47,14 @@ class Metrics:
         self.timeouts = Counter(
             "rewardkit_timeouts", "Items that timed out, per func.", ["func"], registry=self.registry
         )
-        self.reward_stats = Gauge(
+        self.reward_stats = Counter(
             "rewardkit_reward_stat",
-            "Figures each reward reports about its shared resources (math: cache_hits, timeouts, ...).",
+            "What each reward counts about its shared resources (math: cache_hits, timeouts, ...), summed "
+            "over the service's processes.",
             ["func", "stat"],
             registry=self.registry,
         )
+        self._seen: dict[tuple[str, str], float] = {}  # this process's last reading of each reward figure
 
     def observe_batch(self, result: BatchResult) -> None:
         for key, values in result.scores.items():
@@ -55,9 +68,23 @@ class Metrics:
                 if reason == "timeout":
                     self.timeouts.labels(func).inc(count)
 
-    def refresh(self, rewards: Mapping[str, Reward | str]) -> None:
-        """Copy the figures each reward reports (through the reward contract) into gauges, at scrape time."""
+    def record_stats(self, rewards: Mapping[str, Reward | str]) -> None:
+        """Add the growth of each reward's figures since the last call (through the reward contract)."""
         for name, reward in rewards.items():
-            if isinstance(reward, Reward):
-                for stat, value in reward.stats().items():
-                    self.reward_stats.labels(name, stat).set(value)
+            if not isinstance(reward, Reward):
+                continue
+            for stat, value in reward.stats().items():
+                last = self._seen.get((name, stat), 0.0)
+                if value > last:
+                    self.reward_stats.labels(name, stat).inc(value - last)
+                self._seen[(name, stat)] = max(value, last)
+
+    def exposition_registry(self) -> CollectorRegistry:
+        """What a scrape reads: this app's registry, or the sum over every worker process in multiprocess
+        mode."""
+        directory = os.environ.get(MULTIPROC_ENV)
+        if not directory:
+            return self.registry
+        combined = CollectorRegistry()
+        MultiProcessCollector(combined, path=directory)  # type: ignore[no-untyped-call]
+        return combined

@@ -15,5 +15,5 @@ router = APIRouter(tags=["metrics"])
 async def metrics(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
     if not settings.metrics_public:
         require_token(settings, request.headers.get("authorization"))
-    metrics.refresh(request.app.state.rewards)
-    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    metrics.record_stats(request.app.state.rewards)
+    return Response(generate_latest(metrics.exposition_registry()), media_type=CONTENT_TYPE_LATEST)

@@ -35,14 +35,17 @@ async def run_batch(
 ) -> BatchResult:
     """Score for a remote caller: rewards built by the server's policy, under the request deadline.
     CPU work runs in the thread pool; the judge's calls wait on the event loop and hold no thread."""
-    return await ascore_batch(
-        funcs,
-        completions,
-        columns,
-        build=request.app.state.policy.build,
-        deadline_s=settings.request_timeout_s,
-        offload=run_in_threadpool,
-    )
+    try:
+        return await ascore_batch(
+            funcs,
+            completions,
+            columns,
+            build=request.app.state.policy.build,
+            deadline_s=settings.request_timeout_s,
+            offload=run_in_threadpool,
+        )
+    finally:  # the rewards' own figures (cache hits, timeouts) counted as they grow, timed-out batches too
+        request.app.state.metrics.record_stats(request.app.state.rewards)
 
 
 @router.post(

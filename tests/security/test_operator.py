@@ -76,7 +76,7 @@ def test_public_metrics_need_no_token_but_report_the_rewards_figures(server: Ser
     assert httpx.post(server.url + "/score", json=body, headers=AUTH).status_code == 200
     text = httpx.get(server.url + "/metrics").text
     assert 'rewardkit_items_scored_total{func="math"}' in text
-    assert 'rewardkit_reward_stat{func="math",stat="pairs"}' in text
+    assert 'rewardkit_reward_stat_total{func="math",stat="pairs"}' in text
     assert httpx.get(server.url + "/rewards").status_code == 401  # only /metrics and /healthz are open
 
 
