@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import math
 import os
@@ -108,6 +109,18 @@ def serve_command(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Serve with Ray Serve (local Ray, or the cluster in RAY_ADDRESS).")
+    ] = False,
+    replicas: Annotated[int, typer.Option(min=1, help="--ray: replicas (fixed).")] = 2,
+    min_replicas: Annotated[int | None, typer.Option(min=0, help="--ray: autoscale from this many.")] = None,
+    max_replicas: Annotated[int | None, typer.Option(min=1, help="--ray: autoscale up to this many.")] = None,
+    target_ongoing_requests: Annotated[
+        float, typer.Option(min=0.1, help="--ray: autoscaling's target requests in flight per replica.")
+    ] = 4.0,
+    cpus_per_replica: Annotated[
+        float, typer.Option(min=0.01, help="--ray: CPUs each replica asks Ray for (its math pool's size).")
+    ] = 1.0,
 ) -> None:
     """Run the scoring service (POST /score, /get_reward, /rewards, /metrics; docs at /docs)."""
     try:
@@ -115,6 +128,21 @@ def serve_command(
     except ImportError:
         err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
         raise typer.Exit(2) from None
+    if ray:
+        try:
+            module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
+        except ImportError:
+            err.print("[red]error:[/red] --ray needs Ray Serve: pip install 'rewardkit[ray]'")
+            raise typer.Exit(2) from None
+        options = module.RayOptions(
+            replicas=replicas,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            target_ongoing_requests=target_ongoing_requests,
+            cpus=cpus_per_replica,
+        )
+        module.run(host, port, options)
+        return
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # /metrics sums over every worker (prometheus_client's multiprocess mode): a fresh directory a run
         directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")

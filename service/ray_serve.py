@@ -1,0 +1,132 @@
+"""The scoring service as a Ray Serve application: the same FastAPI app in N replicas behind Serve's proxy.
+
+``rewardkit serve --ray --replicas N`` starts a local Ray instance (or joins the cluster ``RAY_ADDRESS``
+names) and serves on ``--host/--port``; ``deploy/ray_serve.yaml`` runs it with ``serve deploy`` on a
+cluster, its import path being ``service.ray_serve:app`` (``rewardkit.service.ray_serve:app`` when installed
+from a wheel).
+
+Each replica builds the app itself (nothing is pickled but settings), sizes its math pool to the CPUs Ray
+gives it, and answers with ``X-Rewardkit-Replica`` (host:pid). Metrics are per replica: scrape each one
+(every response names it), or use Ray's own metrics export for Serve's request counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+from ray import serve
+
+__all__ = ["RayOptions", "application", "run"]  # and `app`, built on import (below)
+
+
+def _replica_app() -> FastAPI:
+    """Runs in each replica: its math pool gets the CPUs Ray assigned to it (at least one process)."""
+    import ray
+
+    from .app import create_app
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")  # type: ignore[no-untyped-call]
+    if cpus and not os.environ.get("REWARDKIT_MATH_WORKERS"):
+        os.environ["REWARDKIT_MATH_WORKERS"] = str(max(1, math.floor(cpus)))
+    return create_app()
+
+
+@serve.ingress(_replica_app)
+class Rewardkit:
+    """A replica of the scoring service (the routes are the FastAPI app's)."""
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How the deployment scales: a fixed ``replicas`` count, or autoscaling between ``min_replicas`` and
+    ``max_replicas`` towards ``target_ongoing_requests`` per replica; ``cpus`` per replica (fractions
+    allowed)."""
+
+    replicas: int = 2
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    target_ongoing_requests: float = 4.0
+    cpus: float = 1.0
+
+    def deployment_options(self) -> dict[str, Any]:
+        env = {k: v for k, v in os.environ.items() if k.startswith("REWARDKIT_")}  # the operator's settings
+        options: dict[str, Any] = {
+            "name": "rewardkit",
+            "ray_actor_options": {"num_cpus": self.cpus, "runtime_env": {"env_vars": env}},
+            "max_ongoing_requests": 64,
+            "health_check_period_s": 5,
+        }
+        if self.min_replicas is not None or self.max_replicas is not None:
+            low = self.min_replicas if self.min_replicas is not None else 1
+            high = self.max_replicas if self.max_replicas is not None else max(low, self.replicas)
+            if not 0 <= low <= high or high < 1:
+                raise ValueError(f"replicas: need 0 <= min ({low}) <= max ({high}) and max >= 1")
+            options["autoscaling_config"] = {
+                "min_replicas": low,
+                "max_replicas": high,
+                "target_ongoing_requests": self.target_ongoing_requests,
+            }
+        else:
+            if self.replicas < 1:
+                raise ValueError(f"replicas must be at least 1, got {self.replicas}")
+            options["num_replicas"] = self.replicas
+        return options
+
+
+def application(options: RayOptions | None = None) -> Any:
+    """The bound Serve application (``serve.run(application(...))``)."""
+    chosen = options or RayOptions()
+    deployment: Any = serve.deployment(Rewardkit)
+    return deployment.options(**chosen.deployment_options()).bind()
+
+
+def __getattr__(name: str) -> Any:  # `serve deploy` / `serve run service.ray_serve:app`: built on import
+    if name == "app":
+        return application(
+            RayOptions(
+                replicas=int(os.environ.get("REWARDKIT_RAY_REPLICAS", "2")),
+                cpus=float(os.environ.get("REWARDKIT_RAY_CPUS", "1")),
+            )
+        )
+    raise AttributeError(name)
+
+
+def run(host: str, port: int, options: RayOptions) -> None:
+    """Serve until SIGTERM or SIGINT, then stop the application, Serve, and the Ray instance it started
+    (a cluster named by ``RAY_ADDRESS`` is joined and left running)."""
+    import signal
+    import threading
+
+    import ray
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    started = False
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS")
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING)
+        else:
+            local = host in ("127.0.0.1", "localhost", "::1")
+            ray.init(
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                _node_ip_address="127.0.0.1" if local else None,
+            )
+            started = True
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    try:
+        serve.start(http_options={"host": host, "port": port})
+        serve.run(application(options), name="rewardkit", route_prefix="/", blocking=False)
+        print(f"rewardkit on Ray Serve: http://{host}:{port} ({options})", flush=True)
+        stop.wait()
+    finally:
+        serve.shutdown()  # type: ignore[no-untyped-call]
+        if started:
+            ray.shutdown()
