@@ -66,7 +66,8 @@ class Serving:
         raise RuntimeError(f"serve did not answer in {timeout_s} s: {log.read_text()[-3000:]}")
 
     def descendants(self) -> list[psutil.Process]:
-        return psutil.Process(self.proc.pid).children(recursive=True)
+        children: list[psutil.Process] = psutil.Process(self.proc.pid).children(recursive=True)
+        return children
 
     def kill(self) -> None:
         if self.proc.poll() is None:
