@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import yaml
 
 from service.app import create_app
 from service.settings import Settings
-from tests.helpers import TOKEN, Server
+from tests.helpers import ROOT, TOKEN, Server
 
 MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "kubernetes.yaml"
 
@@ -82,3 +83,102 @@ def test_readiness_probe_command_passes_with_the_token_and_fails_without(
         timeout=60,
     )
     assert bad.returncode != 0 and b"401" in bad.stderr
+
+
+DEPLOY = MANIFEST.parent
+
+
+def test_manifests_validate_against_the_kubernetes_schemas_offline() -> None:
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "kubernetes-validate"), "--strict", str(MANIFEST)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for kind in ("deployment/rewardkit", "service/rewardkit", "horizontalpodautoscaler/rewardkit"):
+        assert f"passed for resource {kind}" in proc.stdout + proc.stderr
+
+
+def test_the_autoscaler_scales_the_deployment_and_cpu_matches_the_math_pool(
+    container: dict[str, Any],
+) -> None:
+    documents = list(yaml.safe_load_all(MANIFEST.read_text()))
+    hpa = next(d for d in documents if d["kind"] == "HorizontalPodAutoscaler")
+    deployment = next(d for d in documents if d["kind"] == "Deployment")
+    assert hpa["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
+    assert hpa["spec"]["minReplicas"] <= deployment["spec"]["replicas"] <= hpa["spec"]["maxReplicas"]
+    workers = next(v["value"] for v in container["env"] if v["name"] == "REWARDKIT_MATH_WORKERS")
+    assert container["resources"]["requests"]["cpu"] == workers  # HPA utilisation is of the request
+
+
+def test_the_dockerfile_passes_hadolint() -> None:
+    hadolint = Path(sys.executable).parent / "hadolint"
+    proc = subprocess.run(
+        [str(hadolint), str(DEPLOY / "Dockerfile")], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_ray_serve_config_is_a_valid_serve_deploy_config() -> None:
+    import warnings
+
+    with warnings.catch_warnings():  # Ray's schema module uses pydantic features pydantic deprecates
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from ray.serve.schema import ServeDeploySchema
+
+    config = ServeDeploySchema.model_validate(yaml.safe_load((DEPLOY / "ray_serve.yaml").read_text()))
+    (application,) = config.applications
+    assert application.import_path == "rewardkit.service.ray_serve:app"
+    assert config.http_options.port == 8000
+
+
+@pytest.mark.timeout(600)
+def test_the_images_install_line_installs_and_serves_in_a_fresh_venv(tmp_path: Path) -> None:
+    """The Dockerfile's `pip install ".[service,math,judge]"`, from a copy of what it COPYs, into a new venv:
+    it serves and scores, and installs neither torch nor ms-swift."""
+    import re
+    import shutil
+    import venv
+
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    (extras,) = re.findall(r'pip install --no-cache-dir "\.\[([a-z,]+)\]"', dockerfile)
+    context = tmp_path / "src"
+    context.mkdir()
+    for copied in re.findall(r"^COPY (?!--from)(.+) \S+$", dockerfile, re.MULTILINE):
+        for name in copied.split():
+            source = ROOT / name
+            (shutil.copytree if source.is_dir() else shutil.copy)(source, context / name)
+    venv.create(tmp_path / "venv", with_pip=True)
+    pip = tmp_path / "venv" / "bin" / "pip"
+    install = subprocess.run(
+        [str(pip), "install", "--quiet", f"{context}[{extras}]"], capture_output=True, text=True, timeout=540
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    listed = subprocess.run(
+        [str(pip), "list", "--format=freeze"], capture_output=True, text=True, timeout=120
+    ).stdout.lower()
+    assert "torch==" not in listed and "ms-swift==" not in listed and "ray==" not in listed
+    from tests.test_scale_out import free_port
+
+    port = free_port()
+    server = subprocess.Popen(
+        [str(tmp_path / "venv" / "bin" / "rewardkit"), "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+        body = {"funcs": ["math", "format"], "completions": ["\\boxed{2}"], "columns": {"solution": ["2"]}}
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                response = httpx.post(f"http://127.0.0.1:{port}/score", json=body, timeout=30)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.5)
+        assert response.status_code == 200 and response.json()["scores"]["math"] == [1.0]
+    finally:
+        server.terminate()
+        server.wait(30)
