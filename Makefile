@@ -4,10 +4,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+SERVE_STAMP := $(VENV)/.installed-serve-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install serve test lint typecheck pytest bench clean
+.PHONY: install install-serve serve test lint typecheck pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +23,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-serve: install
+# Serving needs the service, math and judge extras only: no torch, ms-swift, Ray or dev tools.
+$(SERVE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[service,math,judge]"
+	touch $(SERVE_STAMP)
+
+install-serve: $(SERVE_STAMP)
+
+serve: install-serve
 	$(BIN)/rewardkit serve --host $(HOST) --port $(PORT)
 
 lint: install
