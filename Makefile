@@ -54,6 +54,7 @@ bench: install
 	$(BIN)/python bench/judge_throughput.py
 	$(BIN)/python bench/verl_adapter.py
 	$(BIN)/python bench/diagnose.py
+	$(BIN)/python bench/scale_out.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
