@@ -129,6 +129,9 @@ def serve_command(
         err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
         raise typer.Exit(2) from None
     if ray:
+        if not os.environ.get("RAY_ADDRESS") and host in ("127.0.0.1", "localhost"):
+            # a local Ray on loopback only (Ray reads this when it is imported, below)
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         try:
             module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
         except ImportError:
@@ -142,7 +145,8 @@ def serve_command(
             cpus=cpus_per_replica,
         )
         module.run(host, port, options)
-        return
+        sys.stdout.flush()
+        os._exit(0)  # Ray's exit hooks ran already (bounded); the ones left could wait on a gone raylet
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # /metrics sums over every worker (prometheus_client's multiprocess mode): a fresh directory a run
         directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")

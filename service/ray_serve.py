@@ -6,21 +6,29 @@ cluster, its import path being ``service.ray_serve:app`` (``rewardkit.service.ra
 from a wheel).
 
 Each replica builds the app itself (nothing is pickled but settings), sizes its math pool to the CPUs Ray
-gives it, and answers with ``X-Rewardkit-Replica`` (host:pid). Metrics are per replica: scrape each one
-(every response names it), or use Ray's own metrics export for Serve's request counts.
+gives it, and answers with ``X-Rewardkit-Replica`` (host:pid). The replicas of one machine write their
+metrics to one directory (prometheus_client's multiprocess mode, as ``--workers``), so ``/metrics``
+answered by any of them holds that machine's totals; Serve's own request counts come from Ray's metrics
+export.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import math
 import os
+import shutil
+import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
 from ray import serve
+
+from .metrics import MULTIPROC_ENV
 
 __all__ = ["RayOptions", "application", "run"]  # and `app`, built on import (below)
 
@@ -55,7 +63,8 @@ class RayOptions:
     cpus: float = 1.0
 
     def deployment_options(self) -> dict[str, Any]:
-        env = {k: v for k, v in os.environ.items() if k.startswith("REWARDKIT_")}  # the operator's settings
+        # the operator's settings, and where the replicas of one machine add up their metrics
+        env = {k: v for k, v in os.environ.items() if k.startswith("REWARDKIT_") or k == MULTIPROC_ENV}
         options: dict[str, Any] = {
             "name": "rewardkit",
             "ray_actor_options": {"num_cpus": self.cpus, "runtime_env": {"env_vars": env}},
@@ -101,11 +110,14 @@ def run(host: str, port: int, options: RayOptions) -> None:
     """Serve until SIGTERM or SIGINT, then stop the application, Serve, and the Ray instance it started
     (a cluster named by ``RAY_ADDRESS`` is joined and left running)."""
     import signal
-    import threading
 
     import ray
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not os.environ.get(MULTIPROC_ENV):  # the replicas on this machine sum their /metrics (as --workers)
+        directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")
+        os.environ[MULTIPROC_ENV] = directory
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
     started = False
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")
@@ -128,20 +140,28 @@ def run(host: str, port: int, options: RayOptions) -> None:
         print(f"rewardkit on Ray Serve: http://{host}:{port} ({options})", flush=True)
         stop.wait()
     finally:
+        import psutil
+
+        # Who to stop, listed while they are still ours: once the raylet exits, its workers (the replicas and
+        # their math pools) belong to init and would outlive us.
+        children = psutil.Process().children(recursive=True) if started else []
         # Bounded: a Ray whose raylet is gone (a signal to the whole process group) would wait forever.
-        closing = threading.Thread(target=serve.shutdown, daemon=True)
-        closing.start()
-        closing.join(30)
+        _bounded(serve.shutdown, 20)
         if started:
-            ray.shutdown()
-            _stop_children()
+            _bounded(ray.shutdown, 20)
+            _stop(children + psutil.Process().children(recursive=True))
 
 
-def _stop_children(grace_s: float = 10.0) -> None:
-    """Every process this one started (the local Ray instance's) is gone when it returns."""
+def _bounded(call: Any, seconds: float) -> None:
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(seconds)
+
+
+def _stop(children: list[Any], grace_s: float = 10.0) -> None:
+    """Every process in ``children`` is gone when it returns (terminated, then killed)."""
     import psutil
 
-    children = psutil.Process().children(recursive=True)
     for child in children:
         with contextlib.suppress(psutil.Error):
             child.terminate()

@@ -160,3 +160,29 @@ def test_metrics_add_up_over_uvicorn_workers(tmp_path: Path) -> None:
             assert line in text, text[:2000]
     finally:
         serving.kill()
+
+
+@pytest.mark.timeout(300)
+def test_each_replica_sizes_its_math_pool_to_its_cpus_and_metrics_add_up(ray_service: Serving) -> None:
+    """Half a CPU each: one math worker under each replica's verifier host; /metrics from either replica
+    holds the totals of both (they share a metrics directory on this machine)."""
+    replicas: dict[int, None] = {}
+    before = _items(httpx.get(ray_service.url + "/metrics", timeout=30).text)
+    sent = 0
+    while len(replicas) < 2 and sent < 64:
+        replicas[int(score(ray_service.url)[1].rsplit(":", 1)[1])] = None
+        sent += 1
+    assert len(replicas) == 2
+    for pid in replicas:
+        hosts = [p for p in psutil.Process(pid).children(recursive=True) if "rewardkit.verify" in p.cmdline()]
+        assert len(hosts) == 1 and len(hosts[0].children()) == 1, [h.children() for h in hosts]
+    counts = {
+        response.headers["x-rewardkit-replica"]: _items(response.text)
+        for response in (httpx.get(ray_service.url + "/metrics", timeout=30) for _ in range(40))
+    }
+    assert len(counts) == 2 and set(counts.values()) == {before + sent * len(COMPLETIONS)}
+
+
+def _items(metrics: str) -> float:
+    prefix = 'rewardkit_items_scored_total{func="format"} '
+    return next((float(line[len(prefix) :]) for line in metrics.splitlines() if line.startswith(prefix)), 0.0)
