@@ -4,6 +4,7 @@ offline."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -169,13 +170,24 @@ def test_each_replica_sizes_its_math_pool_to_its_cpus_and_metrics_add_up(ray_ser
     replicas: dict[int, None] = {}
     before = _items(httpx.get(ray_service.url + "/metrics", timeout=30).text)
     sent = 0
+    symbolic = {
+        "funcs": ["math"],
+        "completions": ["\\boxed{x^2 - 1}"],
+        "columns": {"solution": ["(x-1)(x+1)"]},
+    }
     while len(replicas) < 2 and sent < 64:
         replicas[int(score(ray_service.url)[1].rsplit(":", 1)[1])] = None
         sent += 1
+        # a pair only SymPy decides: the replica that answers starts its math pool
+        assert httpx.post(ray_service.url + "/score", json=symbolic, timeout=120).json()["rewards"] == [1.0]
+    for _ in range(16):  # both replicas get a symbolic pair
+        httpx.post(ray_service.url + "/score", json=symbolic, timeout=120)
     assert len(replicas) == 2
     for pid in replicas:
         hosts = [p for p in psutil.Process(pid).children(recursive=True) if "rewardkit.verify" in p.cmdline()]
-        assert len(hosts) == 1 and len(hosts[0].children()) == 1, [h.children() for h in hosts]
+        assert len(hosts) == 1, hosts
+        config = json.loads(hosts[0].cmdline()[-1])  # the host's pool settings, as the replica started it
+        assert config["workers"] == 1, config  # floor(0.5 CPU), at least one
     counts = {
         response.headers["x-rewardkit-replica"]: _items(response.text)
         for response in (httpx.get(ray_service.url + "/metrics", timeout=30) for _ in range(40))
