@@ -129,8 +129,9 @@ def serve_command(
         err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
         raise typer.Exit(2) from None
     if ray:
-        if not os.environ.get("RAY_ADDRESS") and host in ("127.0.0.1", "localhost"):
-            # a local Ray on loopback only (Ray reads this when it is imported, below)
+        if not os.environ.get("RAY_ADDRESS"):
+            # A Ray of our own listens on loopback only, whatever --host the service answers on: Ray's own
+            # ports have no authentication. (Ray reads this when it is imported, below.)
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         try:
             module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
@@ -147,6 +148,9 @@ def serve_command(
         module.run(host, port, options)
         sys.stdout.flush()
         os._exit(0)  # Ray's exit hooks ran already (bounded); the ones left could wait on a gone raylet
+    if workers > 1 and not os.environ.get("REWARDKIT_MATH_WORKERS"):
+        # the workers share the cores: each one's math pool gets its part of them, not all of them
+        os.environ["REWARDKIT_MATH_WORKERS"] = str(max(1, (os.cpu_count() or 1) // workers))
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # /metrics sums over every worker (prometheus_client's multiprocess mode): a fresh directory a run
         directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")

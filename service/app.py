@@ -137,6 +137,7 @@ class LimitsAndMetrics:
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
+                    (b"x-rewardkit-replica", self.replica),
                 ],
             }
         )

@@ -75,9 +75,10 @@ class Metrics:
                 continue
             for stat, value in reward.stats().items():
                 last = self._seen.get((name, stat), 0.0)
-                if value > last:
-                    self.reward_stats.labels(name, stat).inc(value - last)
-                self._seen[(name, stat)] = max(value, last)
+                grown = value if value < last else value - last  # smaller: the figures restarted from 0
+                if grown > 0:
+                    self.reward_stats.labels(name, stat).inc(grown)
+                self._seen[(name, stat)] = value
 
     def exposition_registry(self) -> CollectorRegistry:
         """What a scrape reads: this app's registry, or the sum over every worker process in multiprocess

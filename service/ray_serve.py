@@ -14,7 +14,6 @@ export.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
 import math
@@ -62,9 +61,13 @@ class RayOptions:
     target_ongoing_requests: float = 4.0
     cpus: float = 1.0
 
-    def deployment_options(self) -> dict[str, Any]:
-        # the operator's settings, and where the replicas of one machine add up their metrics
-        env = {k: v for k, v in os.environ.items() if k.startswith("REWARDKIT_") or k == MULTIPROC_ENV}
+    def deployment_options(self, metrics_dir: str | None = None) -> dict[str, Any]:
+        # A local Ray's replicas inherit this process's environment; only where to add up their metrics is
+        # passed. Settings that are not secrets go along to a cluster's nodes (Ray logs a runtime_env):
+        # tokens and keys belong in the nodes' own environment there.
+        env = {} if metrics_dir is None else {MULTIPROC_ENV: metrics_dir}
+        if os.environ.get("RAY_ADDRESS"):
+            env.update({k: v for k, v in os.environ.items() if k.startswith("REWARDKIT_") and not _secret(k)})
         options: dict[str, Any] = {
             "name": "rewardkit",
             "ray_actor_options": {"num_cpus": self.cpus, "runtime_env": {"env_vars": env}},
@@ -88,11 +91,16 @@ class RayOptions:
         return options
 
 
-def application(options: RayOptions | None = None) -> Any:
-    """The bound Serve application (``serve.run(application(...))``)."""
+def _secret(name: str) -> bool:
+    return any(word in name for word in ("TOKEN", "KEY", "SECRET", "PASSWORD"))
+
+
+def application(options: RayOptions | None = None, metrics_dir: str | None = None) -> Any:
+    """The bound Serve application (``serve.run(application(...))``); ``metrics_dir``: where the replicas of
+    one machine add up their metrics."""
     chosen = options or RayOptions()
     deployment: Any = serve.deployment(Rewardkit)
-    return deployment.options(**chosen.deployment_options()).bind()
+    return deployment.options(**chosen.deployment_options(metrics_dir)).bind()
 
 
 def __getattr__(name: str) -> Any:  # `serve deploy` / `serve run service.ray_serve:app`: built on import
@@ -107,49 +115,58 @@ def __getattr__(name: str) -> Any:  # `serve deploy` / `serve run service.ray_se
 
 
 def run(host: str, port: int, options: RayOptions) -> None:
-    """Serve until SIGTERM or SIGINT, then stop the application, Serve, and the Ray instance it started
-    (a cluster named by ``RAY_ADDRESS`` is joined and left running)."""
+    """Serve until SIGTERM or SIGINT (or until Ray goes away), then stop what it started: with a local Ray,
+    the application, Serve, Ray and every process they run; on a cluster named by ``RAY_ADDRESS``, only this
+    application (the cluster and other applications keep running)."""
     import signal
 
+    import psutil
     import ray
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if not os.environ.get(MULTIPROC_ENV):  # the replicas on this machine sum their /metrics (as --workers)
-        directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")
-        os.environ[MULTIPROC_ENV] = directory
-        atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    started = False
-    if not ray.is_initialized():
-        address = os.environ.get("RAY_ADDRESS")
-        if address:
-            ray.init(address=address, logging_level=logging.WARNING)
-        else:
-            local = host in ("127.0.0.1", "localhost", "::1")
-            ray.init(
-                include_dashboard=False,
-                logging_level=logging.WARNING,
-                _node_ip_address="127.0.0.1" if local else None,
-            )
-            started = True
     stop = threading.Event()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(number, lambda *_: stop.set())
+    address = os.environ.get("RAY_ADDRESS")
+    started, directory = not ray.is_initialized() and not address, None
+    children: list[Any] = []
     try:
+        if started:  # a Ray of our own, on loopback (see the CLI), its replicas sharing a metrics directory
+            ray.init(include_dashboard=False, logging_level=logging.WARNING, _node_ip_address="127.0.0.1")
+            directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")
+        elif not ray.is_initialized():
+            ray.init(address=address, logging_level=logging.WARNING)
+        # after ray.init, which installs handlers of its own (they would abort the process)
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, lambda *_: stop.set())
         serve.start(http_options={"host": host, "port": port})
-        serve.run(application(options), name="rewardkit", route_prefix="/", blocking=False)
-        print(f"rewardkit on Ray Serve: http://{host}:{port} ({options})", flush=True)
-        stop.wait()
-    finally:
-        import psutil
-
+        bound = application(options, metrics_dir=directory)
+        # serve.run waits for the replicas without a timeout: in a thread, so that a signal still stops us
+        starting = threading.Thread(
+            target=serve.run, args=(bound,), kwargs={"name": "rewardkit", "route_prefix": "/"}, daemon=True
+        )
+        starting.start()
+        while starting.is_alive() and not stop.wait(0.5):
+            pass
+        if not stop.is_set():
+            print(f"rewardkit on Ray Serve: http://{host}:{port} ({options})", flush=True)
+        while not stop.wait(5):
+            if not ray.is_initialized():
+                break
         # Who to stop, listed while they are still ours: once the raylet exits, its workers (the replicas and
         # their math pools) belong to init and would outlive us.
         children = psutil.Process().children(recursive=True) if started else []
-        # Bounded: a Ray whose raylet is gone (a signal to the whole process group) would wait forever.
-        _bounded(serve.shutdown, 20)
+    finally:
+        for number in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut the cleanup short
+            signal.signal(number, signal.SIG_IGN)
         if started:
+            children = children or psutil.Process().children(recursive=True)
+            # Bounded: a Ray whose raylet is gone (a signal to the whole process group) would wait forever.
+            _bounded(serve.shutdown, 20)
             _bounded(ray.shutdown, 20)
             _stop(children + psutil.Process().children(recursive=True))
+        elif ray.is_initialized():
+            _bounded(lambda: serve.delete("rewardkit"), 20)  # ours only: shutdown() deletes every app
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def _bounded(call: Any, seconds: float) -> None:

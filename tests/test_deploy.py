@@ -107,7 +107,11 @@ def test_the_autoscaler_scales_the_deployment_and_cpu_matches_the_math_pool(
     hpa = next(d for d in documents if d["kind"] == "HorizontalPodAutoscaler")
     deployment = next(d for d in documents if d["kind"] == "Deployment")
     assert hpa["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
-    assert hpa["spec"]["minReplicas"] <= deployment["spec"]["replicas"] <= hpa["spec"]["maxReplicas"]
+    assert "replicas" not in deployment["spec"]  # the autoscaler owns the count
+    assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+    grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    timeout = next(v["value"] for v in container["env"] if v["name"] == "REWARDKIT_REQUEST_TIMEOUT_S")
+    assert grace > float(timeout)  # a pod scaled away finishes its requests
     workers = next(v["value"] for v in container["env"] if v["name"] == "REWARDKIT_MATH_WORKERS")
     assert container["resources"]["requests"]["cpu"] == workers  # HPA utilisation is of the request
 
