@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion
-from rewardkit.engine import FuncSpec
-from rewardkit.policy import MAX_SPEC_DEPTH, PolicyError, read_if_file
+from rewardkit.engine import MAX_FUNCS, FuncSpec
+from rewardkit.policy import MAX_SPEC_DEPTH, MAX_SPEC_MAP, PolicyError, read_if_file
 from rewardkit.retry import retry_after_s, retrying
 
 try:
@@ -104,6 +104,8 @@ def check_funcs(
     specs likewise. Parameters the server marks ``inline_file`` that name a file here are read and sent as
     text. Raises :class:`PolicyError` saying what to change."""
     rewards = {r["name"]: r for r in server.get("rewards", [])}
+    if len(funcs) > MAX_FUNCS:
+        raise PolicyError(f"{len(funcs)} funcs in one request; the service takes at most {MAX_FUNCS}")
     out: list[str | FuncSpec] = []
     for func in funcs:
         spec = FuncSpec(func) if isinstance(func, str) else func
@@ -147,6 +149,10 @@ def _check_params(
         if policy.get("reward_spec_map"):
             if not isinstance(value, dict):
                 raise PolicyError(f"reward {name!r}: parameter {param!r} maps keys to rewards")
+            if len(value) > MAX_SPEC_MAP:
+                raise PolicyError(
+                    f"reward {name!r}: {param!r} holds {len(value)} rewards; at most {MAX_SPEC_MAP}"
+                )
             params[param] = {k: _nested(rewards, v, base_url, depth + 1) for k, v in value.items()}
     return params
 

@@ -27,6 +27,7 @@ from rewardkit.registry import get
 __all__ = ["BatchResult", "FuncSpec", "ascore_batch", "resolve", "result_keys", "score_batch"]
 
 MAX_WEIGHT = 1e6  # |weight|: larger ones are refused, so a weighted sum always stays a finite number
+MAX_FUNCS = 64  # rewards in one service request (POST /score); in process there is no limit
 
 #: Builds a configured reward from a name and parameters: ``rewardkit.get`` in-process, a
 #: :class:`rewardkit.policy.RemotePolicy`'s ``build`` for remote callers.

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
 from rewardkit.core import ALIAS_RE, MAX_ALIAS
-from rewardkit.engine import MAX_WEIGHT
+from rewardkit.engine import MAX_FUNCS, MAX_WEIGHT
 
 Completion = str | list[dict[str, Any]]
 
@@ -97,7 +97,7 @@ class FuncRequest(BaseModel):
 
 class ScoreRequest(BaseModel):
     funcs: list[str | FuncRequest] = Field(
-        min_length=1, max_length=64, examples=[["countdown", {"name": "format", "weight": 0.5}]]
+        min_length=1, max_length=MAX_FUNCS, examples=[["countdown", {"name": "format", "weight": 0.5}]]
     )
     completions: list[Completion] = Field(examples=[["<think>...</think><answer>6 * 4</answer>"]])
     columns: dict[str, list[Any]] = Field(default_factory=dict, examples=[{"target": [24], "nums": [[4, 6]]}])

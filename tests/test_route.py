@@ -112,3 +112,21 @@ def test_one_spec_builds_a_bounded_number_of_rewards() -> None:
     nested = {f"k{i}": {"name": "route", "params": {"routes": wide}} for i in range(64)}
     with pytest.raises(PolicyError, match="builds at most 256 rewards"):
         policy.build("route", {"routes": nested})
+
+
+def test_the_client_refuses_what_the_service_would_before_sending() -> None:
+    from rewardkit.client import check_funcs
+    from rewardkit.engine import FuncSpec
+
+    server = {
+        "rewards": [
+            {"name": "route", "params": {"routes": {"settable": True, "reward_spec_map": True}}},
+            {"name": "format", "params": {}},
+        ]
+    }
+    many = FuncSpec("route", {"routes": {f"k{i}": "format" for i in range(65)}})
+    with pytest.raises(PolicyError, match="holds 65 rewards; at most 64"):
+        check_funcs(server, [many])
+    with pytest.raises(PolicyError, match="65 funcs in one request; the service takes at most 64"):
+        check_funcs(server, ["format"] * 65)
+    assert check_funcs(server, ["format"] * 64) == ["format"] * 64
