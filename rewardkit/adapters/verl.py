@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import fnmatch
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -44,7 +42,7 @@ from typing import Any, cast
 from rewardkit.core import Scored
 from rewardkit.policy import load_params_table
 from rewardkit.registry import get
-from rewardkit.rewards.route import Route
+from rewardkit.rewards.route import KeyMatcher, Route
 
 __all__ = [
     "DATA_SOURCES",
@@ -105,6 +103,7 @@ _lock = threading.Lock()
 _version = 0  # bumped by register_data_source: what was built from the table is built again
 _built: dict[tuple[Any, ...], Any] = {}  # (table version, user params) -> the route reward (in process)
 _params_cache: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+_snapshot: _Table | None = None  # the data-source table last used (see _table)
 
 
 def register_data_source(
@@ -130,23 +129,17 @@ def register_data_source(
 
 
 class _Table:
-    """One consistent view of :data:`DATA_SOURCES` for one batch: exact names first, then globs in order."""
+    """One consistent view of :data:`DATA_SOURCES`, matched as the ``route`` reward matches its keys."""
 
-    def __init__(self) -> None:
-        with _lock:
-            self.sources = dict(DATA_SOURCES)
-            self.version = (_version, tuple(self.sources))  # a `del DATA_SOURCES[...]` changes the names
-        self.globs = [
-            (key, re.compile(fnmatch.translate(key))) for key in self.sources if any(c in key for c in "*?[")
-        ]
+    def __init__(self, sources: dict[str, DataSource], version: tuple[Any, ...]) -> None:
+        self.sources, self.version = sources, version
+        self.matcher = KeyMatcher(sources)
 
     def match(self, data_source: str) -> str:
         """The table key for ``data_source``; ``ValueError`` naming it and the table when there is none."""
-        if data_source in self.sources:
-            return data_source
-        for key, pattern in self.globs:
-            if pattern.match(data_source):
-                return key
+        key = self.matcher.match(data_source)
+        if key is not None:
+            return key
         raise ValueError(
             f"rewardkit: no reward for data_source {data_source!r}; known: {', '.join(self.sources)}. Add "
             "one with rewardkit.adapters.verl.register_data_source(name, reward, params)."
@@ -171,6 +164,16 @@ class _Table:
             for column, value in self.sources[self.match(name)].columns(truth).items():
                 columns.setdefault(column, [None] * n)[i] = value
         return names, columns
+
+
+def _table() -> _Table:
+    """The table as it is now, made again only when it changed (veRL calls once per sample)."""
+    global _snapshot
+    with _lock:
+        version = (_version, tuple(DATA_SOURCES))  # a `del DATA_SOURCES[...]` changes the names
+        if _snapshot is None or _snapshot.version != version:
+            _snapshot = _Table(dict(DATA_SOURCES), version)
+        return _snapshot
 
 
 def _user_params() -> dict[str, dict[str, Any]]:
@@ -237,7 +240,7 @@ def score_rows(
 ) -> Scored:
     """Values and reasons of a batch of veRL rows, in process or (``REWARDKIT_URL``) on the service."""
     _check_lengths(data_sources, solution_strs, ground_truths)
-    table = _Table()
+    table = _table()
     names, columns = table.rows(data_sources, ground_truths)
     url = _remote_url()
     if url is None:
@@ -262,7 +265,7 @@ async def ascore_rows(
     from rewardkit.client import AsyncRewardClient
 
     _check_lengths(data_sources, solution_strs, ground_truths)
-    table = _Table()
+    table = _table()
     names, columns = table.rows(data_sources, ground_truths)
     # A client per batch, closed with it (veRL's loops come and go); the server's policy is asked once.
     async with AsyncRewardClient(url, server_info=_server_infos.get(url)) as client:
@@ -369,7 +372,7 @@ async def compute_score_async(
 ) -> float:
     """:func:`compute_score` for veRL's reward loop: concurrent calls are scored together in batches. A data
     source the table lacks fails this call only, not the batch it would have joined."""
-    _Table().match(str(data_source))
+    _table().match(str(data_source))
     value, _ = await coalescer().submit(data_source, solution_str, ground_truth)
     return _as_float(value)
 

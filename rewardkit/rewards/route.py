@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +29,24 @@ from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 from rewardkit.rewards._composed import inner_name, inner_reward
 
-__all__ = ["MAX_KEY", "Route"]
+__all__ = ["MAX_KEY", "KeyMatcher", "Route"]
 
 MAX_KEY = 256  # characters in a route key
+
+
+class KeyMatcher:
+    """Values to keys: a key equal to the value first, then the glob keys (``aime*``) in their order. The
+    globs are compiled here, once (fnmatch's own cache is process-wide and would keep callers' patterns)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self.keys = list(keys)
+        self._exact = set(self.keys)
+        self._globs = [(k, re.compile(fnmatch.translate(k))) for k in self.keys if any(c in k for c in "*?[")]
+
+    def match(self, value: str) -> str | None:
+        if value in self._exact:
+            return value
+        return next((key for key, pattern in self._globs if pattern.match(value)), None)
 
 
 @register(
@@ -69,10 +84,8 @@ class Route(Reward):
             if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
                 raise ValueError(f"route: route keys are strings of 1 to {MAX_KEY} characters, got {key!r}")
             built[key] = inner_reward(spec, f"route {key!r}")
-        # globs compiled here, once (fnmatch's own cache is process-wide and would keep callers' patterns)
-        globs = [(k, re.compile(fnmatch.translate(k))) for k in built if any(c in k for c in "*?[")]
         object.__setattr__(self, "_built", built)
-        object.__setattr__(self, "_globs", globs)
+        object.__setattr__(self, "_matcher", KeyMatcher(built))
 
     @property
     def required_columns(self) -> tuple[str, ...]:
@@ -116,11 +129,8 @@ class Route(Reward):
 
     def route_of(self, value: Any) -> str | None:
         """The route key that ``value`` takes (an exact key first, then the globs in order), or ``None``."""
-        key = value if isinstance(value, str) else str(value)
-        if key in self._rewards():
-            return key
-        globs: list[tuple[str, re.Pattern[str]]] = object.__getattribute__(self, "_globs")
-        return next((g for g, pattern in globs if pattern.match(key)), None)
+        matcher: KeyMatcher = object.__getattribute__(self, "_matcher")
+        return matcher.match(value if isinstance(value, str) else str(value))
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
