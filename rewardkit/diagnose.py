@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from rewardkit.lengths import group_text
+
 __all__ = ["DiagnoseError", "Finding", "GroupStats", "GroupTracker", "Report", "diagnose", "plot"]
 
 EPS = 1e-6
@@ -172,7 +174,7 @@ def group_key(row: dict[str, Any]) -> str | None:
         value = row.get("prompt")
     if value is None:
         return None
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = group_text(value)
     step = row.get("step")
     return text if step is None else f"{step}\x00{text}"
 
@@ -416,8 +418,7 @@ def _read_completions(report: Report, path: Path) -> None:
         advantages = _column(table, "advantages", n, path, number)
         groups: dict[tuple[int | None, str], list[int]] = {}
         for i in range(n):
-            prompt = prompts[i] if isinstance(prompts[i], str) else json.dumps(prompts[i], sort_keys=True)
-            groups.setdefault((_step_number(steps[i]), prompt), []).append(i)
+            groups.setdefault((_step_number(steps[i]), group_text(prompts[i])), []).append(i)
         for (step, _), rows in groups.items():
             texts = [completions[rows[0]]]
             for func, column in columns.items():
@@ -822,18 +823,14 @@ def diagnose(path: str | Path, *, rescore: Sequence[Any] = (), data: str | Path 
         )
     if kind == "trl" and log is not None:
         _read_trainer_state(report, log)
-    elif kind == "ms-swift":
-        if log is not None:
-            _read_swift_log(report, log)
+    elif kind == "ms-swift" and log is not None:
+        _read_swift_log(report, log)
+    if kind != "scored":  # the rewards the log reports; the completions log may add its own
         report.funcs = [k.split("/", 1)[1] for k in report.metrics if k.startswith("rewards/")]
-        if completions is not None:
-            _read_completions(report, completions)
-    elif log is not None:
+    if kind == "ms-swift" and completions is not None:
+        _read_completions(report, completions)
+    elif kind == "scored" and log is not None:
         _read_scored(report, log)
-    if kind != "scored":
-        report.funcs = report.funcs or [
-            k.split("/", 1)[1] for k in report.metrics if k.startswith("rewards/")
-        ]
     has_metrics = any(any(v is not None for v in values) for values in report.metrics.values())
     if not has_metrics and not any(g.groups for g in report.groups.values()):
         raise DiagnoseError(

@@ -21,7 +21,7 @@ from typing import Any
 
 from rewardkit.core import ColumnError
 
-__all__ = ["TOKEN_COLUMNS", "group_keys", "token_counts"]
+__all__ = ["TOKEN_COLUMNS", "group_keys", "group_text", "token_counts"]
 
 TOKEN_COLUMNS = ("completion_ids", "response_token_ids")
 #: where a completion's GRPO group is read, first found first: an explicit ``group``, the dataset's
@@ -67,6 +67,11 @@ def token_counts(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> l
     )
 
 
+def group_text(value: Any) -> str:
+    """A group value as text: itself when it is text, else canonical JSON (equal values, equal text)."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
 def group_keys(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> list[int]:
     """A group number per completion: completions sharing a ``group`` value (else the same ``prompt``) are
     one GRPO group, whatever batch they arrived in."""
@@ -75,8 +80,7 @@ def group_keys(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> lis
             seen: dict[str, int] = {}
             keys = []
             for value in columns[name]:
-                value = _prompt_part(value) if name == "messages" else value
-                text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+                text = group_text(_prompt_part(value) if name == "messages" else value)
                 keys.append(seen.setdefault(text, len(seen)))
             return keys
     raise ColumnError(
