@@ -33,13 +33,19 @@ def require_token(
     if settings.api_token is None:
         return
     scheme, _, token = (authorization or "").partition(" ")
-    expected = settings.api_token.get_secret_value().encode()
-    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected):
+    if scheme.lower() != "bearer" or not token_matches(settings, token.strip()):
         raise HTTPException(
             status_code=401,
             detail="missing or invalid bearer token (send 'Authorization: Bearer <REWARDKIT_API_TOKEN>')",
             headers={"WWW-Authenticate": "Bearer"},
         )
+
+
+def token_matches(settings: Settings, token: str) -> bool:
+    """Whether ``token`` is the configured one (constant-time; a server without a token has none to match)."""
+    if settings.api_token is None:
+        return False
+    return hmac.compare_digest(token.encode(), settings.api_token.get_secret_value().encode())
 
 
 Authorized = [Depends(require_token)]

@@ -8,7 +8,6 @@ and the rewards as ``funcs=countdown,format`` (their parameters are the server's
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
@@ -16,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rewardkit.adapters.openrlhf import funcs_from, read_request, response_body
 
-from ..deps import MetricsDep, SettingsDep, require_token
+from ..deps import MetricsDep, SettingsDep, require_token, token_matches
 from ..models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
 from .score import check_batch, run_batch
 
@@ -28,10 +27,8 @@ def token_in_header_or_query(
         str | None, Query(max_length=4096, description="The token, for callers that send no headers")
     ] = None,
 ) -> None:
-    if token is not None and settings.api_token is not None:
-        expected = settings.api_token.get_secret_value().encode()
-        if hmac.compare_digest(token.encode(), expected):
-            return
+    if token is not None and token_matches(settings, token):
+        return
     require_token(settings, authorization)
 
 
