@@ -1,80 +1,130 @@
-"""Verdicts on real model outputs: agreement of `math` and `r1v_acc` with a referee's labels.
+"""Verdicts on real model outputs: agreement of `math` (strict and lenient) and plain Math-Verify with the
+sources' own labels, per file and per half.
 
-    python bench/verdicts.py [--data ../shared/verdicts/geoqa_dev.jsonl] [--show 10]
+    python bench/verdicts.py [--dir ../shared/verdicts/real_outputs_dev] [--half A|B|all] [--show 3]
+                             [--only NAME] [--no-plain] [--json FILE]
 
-The data is R1-V's published GeoQA evaluation logs (Qwen2-VL outputs; golds with degree signs, units, unicode
-roots and pi), one distinct (completion, gold) pair a line with the referee's ``label`` (null: the completion
-holds no <answer>) and ``n``, how often the pair occurs. The rows are split in two halves by gold, so that a
-rule tuned on one half can be checked on the other ("A" was used while writing the rules, "B" was not).
+Files: every ``*.jsonl.gz`` of the real-outputs dev folder (8 public evaluation releases, see
+``../shared/README.md``), R1-V's GeoQA dev logs, and the shared GRPO workload. Each file is split in two
+halves by problem (:func:`rewardkit.agreement.half`, by gold): rules were written looking at half A only;
+half B is the check that they generalise. Every figure goes through :func:`rewardkit.agreement.measure`, the
+code behind ``rewardkit agreement``.
 
-Prints, per reward and half: agreement with the labels (distinct pairs, and weighted by ``n``), the share of
-correct answers accepted, the share of wrong ones rejected, and the disagreements.
+Columns: rows that carry option texts (MathVista's ``choices``, MMLU-Pro's ``options``) give them to the
+reward as its ``choices`` column. "plain" is Math-Verify's own ``parse`` + ``verify`` over the whole
+completion (its default extraction, its 5 s timeouts), the baseline users would otherwise take.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
-import zlib
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from math_throughput import load  # noqa: E402
 
 import rewardkit  # noqa: E402
+from rewardkit.agreement import AgreementReport, half, measure, read_labelled  # noqa: E402
 
-SHARED_DATA = ROOT.parent / "shared" / "verdicts" / "geoqa_dev.jsonl"
-DEFAULT_DATA = SHARED_DATA if SHARED_DATA.is_file() else ROOT / "bench" / "data" / (SHARED_DATA.name + ".gz")
+SHARED = ROOT.parent / "shared"
+DEV_DIR = SHARED / "verdicts" / "real_outputs_dev"
+EXTRA = [SHARED / "verdicts" / "geoqa_dev.jsonl", SHARED / "bench" / "math_grpo_workload.jsonl"]
+CONFIGS = {"strict": "math:extract=strict", "default": "math", "lenient": "math:extract=lenient"}
 
 
-def half(row: dict[str, object]) -> str:
-    return "A" if zlib.crc32(str(row["solution"]).encode()) % 2 == 0 else "B"
+def plain_math_verify(rows: list[dict[str, Any]]) -> list[float]:
+    """Math-Verify as its README shows it: parse the gold and the whole completion, then verify."""
+    from math_verify import parse, verify
+
+    logging.getLogger("math_verify").setLevel(logging.CRITICAL)
+    out = []
+    for row in rows:
+        try:
+            gold = parse(str(row["solution"]))
+            got = parse(str(row["completion"]))
+            out.append(1.0 if verify(gold, got) else 0.0)
+        except Exception:
+            out.append(0.0)
+    return out
+
+
+def plain_report(rows: list[dict[str, Any]]) -> AgreementReport:
+    values = plain_math_verify(rows)
+    report = AgreementReport("plain", None, len(rows), 0, 0, 0, 0)
+    for row, value in zip(rows, values, strict=True):
+        want = float(row["label"]) == 1.0
+        report.positives += want
+        report.agree += (value == 1.0) == want
+        report.false_positives += value == 1.0 and not want
+        report.false_negatives += value != 1.0 and want
+    return report
+
+
+def columns_of(rows: list[dict[str, Any]]) -> dict[str, str] | None:
+    if "choices" not in rewardkit.registry.info("math").optional_columns or any(row.get("choices") for row in rows):
+        return None  # already named choices
+    if any(row.get("options") for row in rows):
+        return {"choices": "options"}
+    return None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--show", type=int, default=8, help="disagreements to print per reward")
+    parser.add_argument("--dir", type=Path, default=DEV_DIR)
+    parser.add_argument("--half", choices=("A", "B", "all"), default=None, help="one half only")
+    parser.add_argument("--show", type=int, default=0, help="disagreements to print per file and config")
+    parser.add_argument("--only", default=None, help="files whose name contains this")
+    parser.add_argument("--no-plain", action="store_true", help="skip plain Math-Verify (slow)")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="which of " + ", ".join(CONFIGS))
+    parser.add_argument("--json", type=Path, default=None, help="write every figure here")
     args = parser.parse_args()
-    rows = load(args.data)
-    labelled = [r for r in rows if r["label"] is not None]
-    print(
-        f"{args.data.name}: {len(rows)} pairs, {len(labelled)} labelled ({len(rows) - len(labelled)} without)"
-    )
-    for name in ("math", "r1v_acc"):
-        reward = rewardkit.get(name)
-        scored = reward.score_detailed(
-            [r["completion"] for r in labelled], solution=[r["solution"] for r in labelled]
-        )
-        print(f"\n{name}")
-        print(f"  {'half':<5}{'pairs':>7}{'agree':>9}{'agree(n)':>10}{'correct ok':>12}{'wrong ok':>10}")
-        wrong_rows = []
-        for part in ("A", "B", "all"):
-            idx = [i for i, r in enumerate(labelled) if part == "all" or half(r) == part]
-            got = [1.0 if scored.values[i] == 1.0 else 0.0 for i in idx]
-            want = [labelled[i]["label"] for i in idx]
-            weights = [labelled[i]["n"] for i in idx]
-            agree = [g == w for g, w in zip(got, want, strict=True)]
-            pos = [a for a, w in zip(agree, want, strict=True) if w == 1.0]
-            neg = [a for a, w in zip(agree, want, strict=True) if w == 0.0]
-            weighted = sum(w for a, w in zip(agree, weights, strict=True) if a) / sum(weights)
-            print(
-                f"  {part:<5}{len(idx):>7}{sum(agree) / len(idx):>9.1%}{weighted:>10.1%}"
-                f"{sum(pos) / max(len(pos), 1):>12.1%}{sum(neg) / max(len(neg), 1):>10.1%}"
-            )
-            if part == "all":
-                wrong_rows = [i for i, a in zip(idx, agree, strict=True) if not a]
-        for i in wrong_rows[: args.show]:
-            row = labelled[i]
-            text = row["completion"]
-            tail = text[text.rfind("<answer>") :][:80] if "<answer>" in text else text[-80:]
-            print(
-                f"    label {row['label']:.0f} got {scored.values[i]}: gold {row['solution']!r} "
-                f"answer {tail!r} ({scored.reasons[i]})"
-            )
+    files = sorted(args.dir.glob("*.jsonl.gz")) + [p for p in EXTRA if p.is_file()]
+    if args.only:
+        files = [f for f in files if args.only in f.name]
+    halves = [args.half] if args.half else ["A", "B", "all"]
+    configs = {k: CONFIGS[k] for k in args.configs.split(",")}
+    names = [*configs, *([] if args.no_plain else ["plain"])]
+    print(f"{'file':<44}{'half':>5}{'rows':>6}" + "".join(f"{n + ' agree/FP%':>20}" for n in names))
+    figures: list[dict[str, Any]] = []
+    totals: dict[tuple[str, str], list[int]] = {}
+    started = time.perf_counter()
+    for path in files:
+        rows = [r for r in read_labelled(path) if r.get("label") is not None]
+        for row in rows:  # the GRPO workload names its gold "gold"
+            row.setdefault("solution", row.get("gold"))
+        for part in halves:
+            part_rows = [r for r in rows if part == "all" or half(r) == part]
+            cells = []
+            for name in names:
+                if name == "plain":
+                    report = plain_report(part_rows)
+                else:
+                    [report] = measure(part_rows, configs[name], columns=columns_of(part_rows), show=args.show)
+                figures.append({"file": path.name, "half": part, "config": name, **report.as_dict()})
+                total = totals.setdefault((part, name), [0, 0, 0, 0])
+                total[0] += report.n
+                total[1] += report.agree
+                total[2] += report.false_positives
+                total[3] += report.n - report.positives
+                cells.append(f"{report.rate:>12.1%}/{report.fp_rate:>6.1%}")
+                for example in report.examples if name != "plain" else []:
+                    print(f"      [{name}] {json.dumps(example, ensure_ascii=False)[:400]}")
+            short = path.name.removesuffix(".gz").removesuffix(".jsonl")[:43]
+            print(f"{short:<44}{part:>5}{len(part_rows):>6}" + "".join(f"{c:>20}" for c in cells), flush=True)
+    for part in halves:
+        cells = []
+        for name in names:
+            n, agree, fp, negatives = totals[(part, name)]
+            cells.append(f"{agree / n:>12.1%}/{fp / max(negatives, 1):>6.1%}")
+        print(f"{'overall':<44}{part:>5}{totals[(part, names[0])][0]:>6}" + "".join(f"{c:>20}" for c in cells))
+    print(f"({time.perf_counter() - started:.0f} s)")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":

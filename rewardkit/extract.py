@@ -21,7 +21,9 @@ __all__ = [
 
 #: end-of-turn tokens a trainer may leave in a decoded completion (OpenRLHF keeps special tokens): ChatML and
 #: Llama 3 style ``<|...|>``, DeepSeek's full-width ``<｜...｜>``, and the classic ``</s>``, ``<eos>``, ...
-_SPECIAL_TAIL = re.compile(r"(?:<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</s>|<eos>|<end_of_turn>|<pad>)\Z")
+_SPECIAL_TAIL = re.compile(
+    r"(?:<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</s>|<eos>|<end_of_turn>|<pad>|<[A-Z][A-Z_]{2,30}>)\Z"
+)
 
 
 def strip_special_tail(text: str) -> str:
@@ -154,99 +156,252 @@ class Extracted(NamedTuple):
     reason: str | None = None
 
 
+# -- 1. the final segment
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-# "#### 72" (GSM8K), a final "A: 72" / "Answer: 72" / "Final answer: 72" line, "the (final) answer is 72".
-_HASHES = re.compile(r"^[ \t]*####[ \t]*(.*)$", re.MULTILINE)
-_ANSWER_LINE = re.compile(
-    r"^[ \t*#]*(?:final[ \t]+answer|answer|a)[ \t*]*:[ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE
+_THOUGHT_OPEN, _THOUGHT_CLOSE = "<|begin_of_thought|>", "<|end_of_thought|>"
+_SOLUTION_OPEN, _SOLUTION_CLOSE = "<|begin_of_solution|>", "<|end_of_solution|>"
+#: a new turn that a base model (or a model trained on few-shot prompts) writes after its answer: the
+#: stop sequences of the harnesses (lm-evaluation-harness, Qwen2.5-Math, MMLU-Pro, OpenCompass) as lines,
+#: and chat templates' user-turn tokens
+_NEXT_TURN = re.compile(
+    r"^[ \t]*(?:#{1,4}[ \t]*)?(?:\*\*)?(?:Question|Problem|Q|Human|User|Exercise|Instruction)\b[ \t]*\d*[ \t]*"
+    r"(?:\*\*)?[ \t]*[:：]"
+    r"|^[ \t]*#{1,4}[ \t]*Problem\b"
+    r"|<\|im_start\|>[ \t]*user|<\|start_header_id\|>[ \t]*user|<start_of_turn>[ \t]*user|<\|user\|>|\[INST\]",
+    re.MULTILINE,
 )
-_ANSWER_PHRASE = re.compile(r"\banswer(?:[ \t]+is)?[ \t]*(?::|\bis\b)[ \t]*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
-_LAST_NUMBER = re.compile(r"\$([^$]*)\$|(-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)")
-_LAST_CLAUSE = re.compile(r"=|\bis\b")
-TAIL_CHARS = 600  # how far from the end an answer phrase or a lenient answer is looked for
+MAX_TURNS = 8  # next-turn markers tried before giving up on cutting
 
 
 def final_text(completion: str) -> str | None:
-    """The part of a completion that holds its answer: after the last ``</think>`` when there is one; the
-    whole text without think tags; ``None`` when a ``<think>`` is opened and never closed (truncated
-    reasoning has no answer, whatever the reasoning boxed).
+    """The part of a completion that holds its answer, or ``None`` when its reasoning never ended.
+
+    After the last ``</think>``; inside the last ``<|begin_of_solution|>`` (Sky-T1, STILL), else after
+    ``<|end_of_thought|>``; the whole text when it has no reasoning markers. A ``<think>`` or
+    ``<|begin_of_thought|>`` that is never closed is truncated reasoning: it has no answer, whatever it
+    boxed along the way. Trailing special tokens are dropped.
 
     >>> final_text("<think>maybe \\\\boxed{5}</think> I am not sure.")
     ' I am not sure.'
     >>> final_text("<think>still thinking \\\\boxed{5}") is None
     True
+    >>> final_text("<|begin_of_thought|>hm<|end_of_thought|><|begin_of_solution|>\\\\boxed{3}<|end_of_solution|>")
+    '\\\\boxed{3}'
     """
-    close = completion.rfind(_THINK_CLOSE)
+    text = strip_special_tail(completion)
+    close = text.rfind(_THINK_CLOSE)
     if close >= 0:
-        return completion[close + len(_THINK_CLOSE) :]
-    return None if _THINK_OPEN in completion else completion
+        return text[close + len(_THINK_CLOSE) :]
+    if _THINK_OPEN in text:
+        return None
+    solution = text.rfind(_SOLUTION_OPEN)
+    if solution >= 0:
+        body = text[solution + len(_SOLUTION_OPEN) :]
+        end = body.find(_SOLUTION_CLOSE)
+        return body if end < 0 else body[:end]
+    close = text.rfind(_THOUGHT_CLOSE)
+    if close >= 0:
+        return text[close + len(_THOUGHT_CLOSE) :]
+    return None if _THOUGHT_OPEN in text else text
+
+
+def before_next_turn(text: str) -> str:
+    """``text`` up to the first new turn (``Question:``, ``Problem:``, ``Q:``, ``<|im_start|>user``, ...)
+    that follows an answer: what a harness's stop sequences would have cut. A marker with no answer before
+    it (a restated problem) is kept.
+
+    >>> before_next_turn("The answer is 4.\\n\\nQuestion: what is 3+3?\\nThe answer is 6.")
+    'The answer is 4.\\n\\n'
+    >>> before_next_turn("Problem: find x.\\nSo x = 2, the answer is 2.")
+    'Problem: find x.\\nSo x = 2, the answer is 2.'
+    """
+    for tried, match in enumerate(_NEXT_TURN.finditer(text)):
+        if tried >= MAX_TURNS:
+            break
+        if match.start() > 0 and _has_answer(text[: match.start()]):
+            return text[: match.start()]
+    return text
+
+
+def _has_answer(text: str) -> bool:
+    return (
+        last_tag_block(text, "answer") is not None
+        or _last_box(text, len(text)) is not None
+        or _marked_answer(text) is not None
+    )
+
+
+# -- 2. answer markers
+# "#### 72" (GSM8K), at the start or the end of a line
+_HASHES = re.compile(r"####[ \t]*([^\n]*)")
+_ANSWER_LINE = re.compile(
+    r"^[ \t*#]*(?:final[ \t]+answer|answer|a)[ \t*]*:[ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE
+)
+# "the (final) answer is x", with what models put between "answer" and "is": a short parenthetical
+# ("the answer (arabic numerals) is"), a complement ("the answer to this problem is"), a hedge ("the answer
+# should be"); or "Answer: x", "**Final Answer:** x", "the correct option is (C)".
+_ANSWER_PHRASE = re.compile(
+    r"\b(?:answers?|correct[ \t]+(?:option|choice))\b"
+    r"(?:[ \t]*\([^()\n]{1,40}\))?"
+    r"(?:[ \t]+(?:to|for)[ \t]+[^.\n:=]{1,40}?)?"
+    r"(?:[ \t]+(?:should|would|must|will|could|might|then|therefore|thus|here|now|finally|indeed|clearly"
+    r"|simply|still|again|also|actually|obviously|definitely|probably|exactly|always))*"
+    r"[ \t*]*(?:(?:\bis\b|\bbe\b|\bwas\b|\bequals\b)[ \t*]*:?|:|=)[ \t*]*",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
+_DISPLAY = re.compile(r"\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.DOTALL)
+_BOLD = re.compile(r"\*\*([^*\n]{1,60})\*\*")
+_LAST_CLAUSE = re.compile(r"=|\bis\b")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+TAIL_CHARS = 800  # how far from the end an answer marker or a lenient answer is looked for
+BOLD_TAIL_CHARS = 300  # a bold value counts on the final lines only
 
 
 def _tidy(value: str, *, equation: bool = False) -> str:
     """An answer as written: no surrounding ``$``, bold marks, or full stop; with ``equation`` (an answer
     read from prose), the value after the last ``=`` (``18 + 38 = 56`` -> ``56``)."""
     value = value.strip().strip("*").strip()
-    if value.startswith("$") and value.endswith("$") and len(value) > 1:
-        value = value.strip("$").strip()
+    value = _unwrap_math(value)
     if equation:  # "18 + 38 = 56" -> "56"; "The volume is 120" -> "120"
         value = _LAST_CLAUSE.split(value)[-1].strip()
-    return value.rstrip(".").strip()
+    return value.rstrip(".").strip().strip("*").strip()
+
+
+def _unwrap_math(value: str) -> str:
+    for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if value.startswith(opening) and value.endswith(closing) and len(value) > len(opening) + len(closing):
+            inner = value[len(opening) : -len(closing)].strip()
+            if "$" not in inner:
+                return inner
+    return value
+
+
+def value_like(text: str) -> bool:
+    """Text that reads as a value rather than prose: it starts like one (a digit, a sign, LaTeX, a bracket,
+    ``x =``) and holds at most one word of two letters or more outside LaTeX commands (a unit).
+
+    >>> value_like("12 cm"), value_like("\\\\frac{1}{2}"), value_like("x = 5"), value_like("Step 3:")
+    (True, True, True, False)
+    """
+    text = _unwrap_math(text.strip().strip("*").strip()).rstrip(".").strip()
+    if not text or len(text) > 200 or text.endswith(":"):
+        return False
+    if not (text[0] in "0123456789-+−.\\({[|√π" or re.match(r"[A-Za-z](?:_\{?\w+\}?)?\s*=", text)):
+        return False
+    return len(_WORD.findall(_COMMAND.sub(" ", text))) <= 1
 
 
 def answer_phrase(text: str) -> str | None:
-    """The value after the last answer marker near the end: ``#### x``, a final ``A:``/``Answer:`` line, or
-    "the (final) answer is x" (taking the next line when the phrase ends one).
+    """The value after the last answer marker near the end: ``#### x`` (at either end of a line), an
+    ``Answer: x`` line, "the (final) answer (...) is x", a bold value on the final lines.
 
     >>> answer_phrase("the answer: 18 + 38 = 56, so\\nthe final answer is 56.")
     '56'
-    >>> answer_phrase("Natalia sold 72 clips.\\n#### 72")
-    '72'
-    >>> answer_phrase("The answer is:\\n\\n$(7, 6)$")
-    '(7, 6)'
+    >>> answer_phrase("so she makes $18 every day. #### 18")
+    '18'
+    >>> answer_phrase("Therefore, the answer (arabic numerals) is 26.")
+    '26'
+    >>> answer_phrase("The answer is:\\n\\n$(7, 6)$"), answer_phrase("so *n* = **5**.")
+    ('(7, 6)', '5')
     """
+    found = _marked_answer(text)
+    return found[1] if found is not None else None
+
+
+def _marked_answer(text: str) -> tuple[int, str] | None:
+    """``(position, value)`` of the last answer marker near the end of ``text`` that holds a value."""
     tail_start = max(0, len(text) - TAIL_CHARS)
     best: tuple[int, str] | None = None
     for pattern in (_HASHES, _ANSWER_LINE):
         for match in pattern.finditer(text, tail_start):
-            if match.group(1).strip() and (best is None or match.start() > best[0]):
-                best = (match.start(), match.group(1))
-    for match in _ANSWER_PHRASE.finditer(text, tail_start):
-        if best is None or match.start() > best[0]:
-            rest = text[match.end() :].lstrip()
-            stop = _SENTENCE_END.search(rest)
-            value = rest[: stop.start()] if stop is not None else rest
-            if value.strip():
+            value = _tidy(match.group(1), equation=True)
+            if value and (best is None or match.start() > best[0]):
                 best = (match.start(), value)
-    if best is None:
+    for match in _ANSWER_PHRASE.finditer(text, tail_start):
+        if best is not None and match.start() <= best[0]:
+            continue
+        value = _phrase_value(text, match.end())
+        if value:
+            best = (match.start(), value)
+    for match in _BOLD.finditer(text, max(0, len(text) - BOLD_TAIL_CHARS)):
+        if (best is None or match.start() > best[0]) and value_like(match.group(1)):
+            value = _tidy(match.group(1), equation=True)
+            if value:
+                best = (match.start(), value)
+    return best
+
+
+def _phrase_value(text: str, start: int) -> str | None:
+    """The value an answer phrase ending at ``start`` introduces: a display (``\\[...\\]``, ``$$...$$``)
+    that opens there, else the rest of the sentence (the next line when the phrase ends one)."""
+    rest = text[start:].lstrip()
+    display = _DISPLAY.match(rest)
+    if display is not None:
+        value = display.group(1) if display.group(1) is not None else display.group(2)
+    else:
+        stop = _SENTENCE_END.search(rest)
+        value = rest[: stop.start()] if stop is not None else rest
+    tidied = _tidy(value, equation=True)
+    return tidied or None
+
+
+# -- 3. the whole text as an answer, and the lenient fallback
+_VALUE = re.compile(
+    r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]"
+    r"|(?<![\w.])(-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?(?:/\d+)?%?)",
+    re.DOTALL,
+)
+BARE_CHARS = 200  # a completion this short that is only a value is its own answer
+
+
+def bare_answer(text: str) -> str | None:
+    """The text itself when it is only a value (``-5``, ``$[0,1)$``, ``\\frac{10}{9}``, ``x = 3``): a
+    completion that is nothing but its answer.
+
+    >>> bare_answer(" $\\\\frac13 $ "), bare_answer("The sum is 5.")
+    ('\\\\frac13', None)
+    """
+    stripped = text.strip()
+    if not stripped or len(stripped) > BARE_CHARS or not value_like(stripped):
         return None
-    value = _tidy(best[1], equation=True)
-    return value or None
+    return _tidy(stripped, equation=True) or None
 
 
 def lenient_answer(text: str) -> str | None:
-    """The last math expression (``$...$``) or number of the completion's last sentence that has one.
+    """The last value of the text's final lines: a math span (``$...$``, ``\\(...\\)``, ``\\[...\\]``) or
+    a number, the value after its last ``=``.
 
     >>> lenient_answer("... so the ordered pair is $(7, 6)$."), lenient_answer("The volume is 120.")
     ('(7, 6)', '120')
+    >>> lenient_answer("So f(-2) is 18. I hope it helps!")
+    '18'
     """
     tail = text[-TAIL_CHARS:]
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", tail) if s.strip()]
-    for sentence in reversed(sentences):
-        found = list(_LAST_NUMBER.finditer(sentence))
-        if found:
-            math, number = found[-1].groups()
-            return (math if math is not None else number).strip() or None
+    for match in reversed(list(_VALUE.finditer(tail))):
+        value = next(group for group in match.groups() if group is not None)
+        tidied = _tidy(value, equation=True)
+        if tidied:
+            return tidied
     return None
 
 
 def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
     """The final answer of a math completion.
 
-    Only the text after the last ``</think>`` counts. There, in order: the last ``<answer>`` block (inside
-    it, its final boxes if any); the final boxes (several joined only by commas, "and", ``\\quad`` are one
-    answer set, written ``a, b``); ``#### x``, a final ``A: x`` / ``Answer: x`` line or "the (final) answer
-    is x" near the end; with ``lenient``, the last number or ``$...$`` of the last sentence.
+    The order, written from how models write and how trusted harnesses read them (Math-Verify's
+    extraction, lm-evaluation-harness, Qwen2.5-Math's parser, MMLU-Pro, OpenCompass):
+
+    1. the final segment (:func:`final_text`): after the reasoning, cut before a new turn written after
+       an answer (:func:`before_next_turn`); unclosed reasoning has no answer (``unclosed_think``);
+    2. answer containers: the last ``<answer>`` block (inside it, its final boxes, else its marker, else
+       all of it); the final boxes (several joined only by commas, "and", ``\\quad`` are one answer set,
+       written ``a, b``);
+    3. answer markers near the end, the last one wins: ``#### x`` at either end of a line, ``Answer: x``,
+       "the (final) answer (...) is x" / "should be x", a bold value on the final lines;
+    4. the whole final segment when it is only a value (``$\\frac{1}{2}$``);
+    5. with ``lenient``, the last value of the final lines (``So f(-2) is 18.``).
 
     >>> math_answer("<think>...</think><answer>The answer is \\\\boxed{7}.</answer>")
     Extracted(answer='7', reason=None)
@@ -258,6 +413,7 @@ def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
     text = final_text(completion)
     if text is None:
         return Extracted(None, "unclosed_think")
+    text = before_next_turn(text)
     block = last_tag_block(text, "answer")
     if block is not None:
         boxes = final_boxes(block)
@@ -267,13 +423,10 @@ def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
     boxes = final_boxes(text)
     if boxes is not None:
         return Extracted(", ".join(boxes).strip())
-    phrase = answer_phrase(text)
-    if phrase is not None:
-        return Extracted(phrase)
-    if lenient:
-        loose = lenient_answer(text)
-        if loose is not None:
-            return Extracted(loose)
+    for reader in (answer_phrase, bare_answer, *((lenient_answer,) if lenient else ())):
+        found = reader(text)
+        if found is not None:
+            return Extracted(found)
     return Extracted(None, "no_answer")
 
 
