@@ -34,7 +34,7 @@ from rewardkit.agreement import AgreementReport, half, measure, read_labelled  #
 SHARED = ROOT.parent / "shared"
 DEV_DIR = SHARED / "verdicts" / "real_outputs_dev"
 EXTRA = [SHARED / "verdicts" / "geoqa_dev.jsonl", SHARED / "bench" / "math_grpo_workload.jsonl"]
-CONFIGS = {"strict": "math:extract=strict", "default": "math", "lenient": "math:extract=lenient"}
+CONFIGS = {"strict": "math:extract=strict", "standard": "math", "lenient": "math:extract=lenient"}
 
 
 def plain_math_verify(rows: list[dict[str, Any]]) -> list[float]:

@@ -16,6 +16,11 @@ __all__ = [
     "last_tag_block",
     "lenient_answer",
     "math_answer",
+    "sentence_answer",
+    "value_like",
+    "bare_answer",
+    "before_next_turn",
+    "EXTRACT_MODES",
     "strip_special_tail",
 ]
 
@@ -106,7 +111,7 @@ def _last_box(text: str, stop: int) -> tuple[int, int, str] | None:
 
 # What may stand between the boxes of one final answer: commas, "and"/"or", spacing, \text{} of those words.
 _SET_GAP = re.compile(
-    r"(?:\s|,|;|\$|\\[,;:! ]|\\q?quad\b|\band\b|\bor\b|\\text\s*\{\s*(?:,|and|or)?\s*\})*",
+    r"(?:\s|,|;|\$|\\[,;:! ()\[\]]|\\q?quad\b|\band\b|\bor\b|\\text\s*\{\s*(?:,|and|or)?\s*\})*",
     re.IGNORECASE,
 )
 
@@ -246,14 +251,18 @@ _ANSWER_PHRASE = re.compile(
     r"(?:[ \t]+(?:to|for)[ \t]+[^.\n:=]{1,40}?)?"
     r"(?:[ \t]+(?:should|would|must|will|could|might|then|therefore|thus|here|now|finally|indeed|clearly"
     r"|simply|still|again|also|actually|obviously|definitely|probably|exactly|always))*"
-    r"[ \t*]*(?:(?:\bis\b|\bbe\b|\bwas\b|\bequals\b)[ \t*]*:?|:|=)[ \t*]*",
+    r"[ \t*]*(?:(?:\bis\b|\bbe\b|\bwas\b|\bequals\b)[ \t*]*:?|:|=|(?=\$|\\[(\[]))[ \t*]*",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
 _DISPLAY = re.compile(r"\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.DOTALL)
 _BOLD = re.compile(r"\*\*([^*\n]{1,60})\*\*")
-_LAST_CLAUSE = re.compile(r"=|\bis\b")
+_CLAUSE_TOKEN = re.compile(r"[()\[\]{},]|(?<![<>!=])=(?!=)|\bis\b")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
+# "x = 5", "x \\in [-2, 7]", "f(x) = 2x", "a_1 \\geq 3": a value stated about a variable
+_RELATION_START = re.compile(
+    r"[A-Za-z](?:_\{?\w+\}?|\([A-Za-z]\))?\s*(?:=|<|>|!=|\\(?:in|le|ge|leq|geq|lt|gt|neq|ne|approx)\b)"
+)
 _WORD = re.compile(r"[A-Za-z]{2,}")
 TAIL_CHARS = 800  # how far from the end an answer marker or a lenient answer is looked for
 BOLD_TAIL_CHARS = 300  # a bold value counts on the final lines only
@@ -265,8 +274,28 @@ def _tidy(value: str, *, equation: bool = False) -> str:
     value = value.strip().strip("*").strip()
     value = _unwrap_math(value)
     if equation:  # "18 + 38 = 56" -> "56"; "The volume is 120" -> "120"
-        value = _LAST_CLAUSE.split(value)[-1].strip()
+        value = _last_clause(value)
     return value.rstrip(".").strip().strip("*").strip()
+
+
+def _last_clause(value: str) -> str:
+    """What follows the last ``=`` or "is" outside brackets, unless a comma outside brackets stands before
+    it (``p=-1, p=2`` is a list of equations, kept whole)."""
+    depth, cut, comma = 0, -1, -1
+    for match in _CLAUSE_TOKEN.finditer(value):
+        token = match.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            if token == ",":
+                comma = match.start()
+            else:
+                cut = match.end()
+    if cut < 0 or comma >= 0 and comma < cut:
+        return value.strip()
+    return value[cut:].strip()
 
 
 def _unwrap_math(value: str) -> str:
@@ -288,7 +317,7 @@ def value_like(text: str) -> bool:
     text = _unwrap_math(text.strip().strip("*").strip()).rstrip(".").strip()
     if not text or len(text) > 200 or text.endswith(":"):
         return False
-    if not (text[0] in "0123456789-+−.\\({[|√π" or re.match(r"[A-Za-z](?:_\{?\w+\}?)?\s*=", text)):
+    if not (text[0] in "0123456789-+−.$\\({[|√π" or _RELATION_START.match(text)):
         return False
     return len(_WORD.findall(_COMMAND.sub(" ", text))) <= 1
 
@@ -363,10 +392,32 @@ def bare_answer(text: str) -> str | None:
     >>> bare_answer(" $\\\\frac13 $ "), bare_answer("The sum is 5.")
     ('\\\\frac13', None)
     """
-    stripped = text.strip()
-    if not stripped or len(stripped) > BARE_CHARS or not value_like(stripped):
+    stripped = text.strip().rstrip(".").strip()
+    if not stripped or len(stripped) > BARE_CHARS:
         return None
-    return _tidy(stripped, equation=True) or None
+    inner = _unwrap_math(stripped)
+    if inner != stripped and inner:  # the whole text is one math span: whatever it holds
+        return inner
+    return _tidy(stripped) if value_like(stripped) else None
+
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
+_FINISHED = (".", "!", "?", "$", "\\)", "\\]")
+
+
+def sentence_answer(text: str) -> str | None:
+    """The last value of the final sentence, when the text ends with a finished sentence (truncated text
+    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``
+
+    >>> sentence_answer("First 3 apples.\\n\\nSo f(-2) is 18."), sentence_answer("so x = (1/2")
+    ('18', None)
+    """
+    stripped = text.rstrip()
+    if not stripped.endswith(_FINISHED):
+        return None
+    tail = stripped[-TAIL_CHARS:]
+    sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
+    return lenient_answer(sentences[-1]) if sentences else None
 
 
 def lenient_answer(text: str) -> str | None:
@@ -387,7 +438,10 @@ def lenient_answer(text: str) -> str | None:
     return None
 
 
-def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
+EXTRACT_MODES = ("strict", "standard", "lenient")
+
+
+def math_answer(completion: str, *, mode: str = "standard") -> Extracted:
     """The final answer of a math completion.
 
     The order, written from how models write and how trusted harnesses read them (Math-Verify's
@@ -401,7 +455,9 @@ def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
     3. answer markers near the end, the last one wins: ``#### x`` at either end of a line, ``Answer: x``,
        "the (final) answer (...) is x" / "should be x", a bold value on the final lines;
     4. the whole final segment when it is only a value (``$\\frac{1}{2}$``);
-    5. with ``lenient``, the last value of the final lines (``So f(-2) is 18.``).
+    5. unless ``mode="strict"`` (accuracy coupled to format), the last value of the final sentence when the
+       text ends with a finished one (``So f(-2) is 18.``);
+    6. with ``mode="lenient"``, the last value of the final lines, finished or not.
 
     >>> math_answer("<think>...</think><answer>The answer is \\\\boxed{7}.</answer>")
     Extracted(answer='7', reason=None)
@@ -423,11 +479,21 @@ def math_answer(completion: str, *, lenient: bool = False) -> Extracted:
     boxes = final_boxes(text)
     if boxes is not None:
         return Extracted(", ".join(boxes).strip())
-    for reader in (answer_phrase, bare_answer, *((lenient_answer,) if lenient else ())):
+    readers = _READERS.get(mode)
+    if readers is None:
+        raise ValueError(f"extract must be one of {', '.join(EXTRACT_MODES)}, got {mode!r}")
+    for reader in readers:
         found = reader(text)
         if found is not None:
             return Extracted(found)
     return Extracted(None, "no_answer")
+
+
+_READERS = {
+    "strict": (answer_phrase, bare_answer),
+    "standard": (answer_phrase, bare_answer, sentence_answer),
+    "lenient": (answer_phrase, bare_answer, sentence_answer, lenient_answer),
+}
 
 
 def gold_answer(solution: object) -> str | None:

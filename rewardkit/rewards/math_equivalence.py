@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
-from rewardkit.extract import gold_answer, math_answer
+from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
 from rewardkit.verify import pool
@@ -22,7 +22,6 @@ from rewardkit.verify.normalise import canonical
 
 __all__ = ["MathEquivalence", "math_equivalence"]
 
-EXTRACT_MODES = ("strict", "lenient")
 
 
 @register(
@@ -56,7 +55,7 @@ class MathEquivalence(Reward):
     workers: int | None = None
     memory_mb: int = 2048
     max_answer_chars: int = 1000
-    extract: str = "strict"
+    extract: str = "standard"
     correct: float = 1.0
     wrong: float = 0.0
 
@@ -109,7 +108,6 @@ class MathEquivalence(Reward):
     ) -> list[Verdict | Explained]:
         verdicts: list[Verdict | Explained | None] = [None] * len(completions)
         pending: list[tuple[int, pool.Check]] = []
-        lenient = self.extract == "lenient"
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
             gold = gold_answer(solution)
             if gold is None:
@@ -119,7 +117,7 @@ class MathEquivalence(Reward):
             if text is None:
                 verdicts[i] = Explained(0.0, "invalid_completion", {"gold": gold})
                 continue
-            answer, reason = math_answer(text, lenient=lenient)
+            answer, reason = math_answer(text, mode=self.extract)
             if answer is None:
                 verdicts[i] = Explained(0.0, reason, {"answer": None, "gold": gold})
             elif not answer:
@@ -148,7 +146,7 @@ def math_equivalence(
     workers: int | None = None,
     memory_mb: int = 2048,
     max_answer_chars: int = 1000,
-    extract: str = "strict",
+    extract: str = "standard",
     **kwargs: Any,
 ) -> list[float | None]:
     """Math accuracy of each completion against its reference solution (the registry's ``math``).
