@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
+from rewardkit.choices import chosen_letter, gold_letter, is_letter, read_choices
 from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
 from rewardkit.verify import pool
+from rewardkit.verify.fastpath import within_tolerance
 from rewardkit.verify.normalise import canonical
 
 __all__ = ["MathEquivalence", "math_equivalence"]
@@ -27,12 +29,14 @@ __all__ = ["MathEquivalence", "math_equivalence"]
 @register(
     "math",
     columns=["solution"],
+    optional_columns=["choices"],
     # Pool size and memory are the operator's (one pool per server configuration); a caller sizes its own
     # request's work within caps.
     caller_params={
         "timeout_s": CallerParam(cap=60),
         "max_answer_chars": CallerParam(cap=100_000),
         "extract": CallerParam(),
+        "rel_tol": CallerParam(),
         "correct": CallerParam(),
         "wrong": CallerParam(),
     },
@@ -56,6 +60,7 @@ class MathEquivalence(Reward):
     memory_mb: int = 2048
     max_answer_chars: int = 1000
     extract: str = "standard"
+    rel_tol: float = 0.0
     correct: float = 1.0
     wrong: float = 0.0
 
@@ -74,6 +79,10 @@ class MathEquivalence(Reward):
         c = self.max_answer_chars
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ValueError(f"math: max_answer_chars must be a positive integer, got {c!r}")
+        r = self.rel_tol
+        if isinstance(r, bool) or not isinstance(r, int | float) or not (0.0 <= r < 1.0):
+            raise ValueError(f"math: rel_tol must be a number in [0, 1), got {r!r}")
+        object.__setattr__(self, "rel_tol", float(r))
         binary_values("math", self.correct, self.wrong)
         if self.extract not in EXTRACT_MODES:
             raise ValueError(f"math: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}")
@@ -86,9 +95,26 @@ class MathEquivalence(Reward):
             "memory_mb": self.memory_mb,
             "max_answer_chars": self.max_answer_chars,
             "extract": self.extract,
+            "rel_tol": self.rel_tol,
             "correct": self.correct,
             "wrong": self.wrong,
         }
+
+    def _choice(
+        self, text: str, answer: str | None, gold: str, options: dict[str, str] | None
+    ) -> Explained | str:
+        """A multiple-choice verdict when the gold names an option and the answer names one too; else the
+        gold as text to compare with the answer (the option's text when the gold is its letter)."""
+        want = gold_letter(gold, options)
+        if want is None:
+            return gold  # a gold that is no option: compare as math
+        got = chosen_letter(text, options, mode=self.extract)
+        if got is not None:
+            detail = {"answer": answer if answer is not None else got, "gold": gold, "compared": f"{got} vs {want}"}
+            return Explained(float(got == want), None, detail)
+        if options is None:  # a lone letter gold and an answer that is no letter
+            return Explained(0.0, "not_a_choice", {"answer": answer, "gold": gold})
+        return options[want]
 
     # -- lifecycle (the service asks every reward; it never reaches into the pools itself)
     def _verifier(self) -> pool.MathVerifier:
@@ -108,6 +134,7 @@ class MathEquivalence(Reward):
     ) -> list[Verdict | Explained]:
         verdicts: list[Verdict | Explained | None] = [None] * len(completions)
         pending: list[tuple[int, pool.Check]] = []
+        options_column = columns.get("choices") or [None] * len(completions)
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
             gold = gold_answer(solution)
             if gold is None:
@@ -118,10 +145,20 @@ class MathEquivalence(Reward):
                 verdicts[i] = Explained(0.0, "invalid_completion", {"gold": gold})
                 continue
             answer, reason = math_answer(text, mode=self.extract)
+            options = read_choices(options_column[i])
+            if options is not None or is_letter(gold):  # multiple choice: compare options, not texts
+                decided = self._choice(text, answer, gold, options)
+                if isinstance(decided, Explained):
+                    verdicts[i] = decided
+                    continue
+                gold = decided  # the gold's option text, compared with an answer that names no option
             if answer is None:
                 verdicts[i] = Explained(0.0, reason, {"answer": None, "gold": gold})
             elif not answer:
                 verdicts[i] = Explained(0.0, "empty_answer", {"answer": answer, "gold": gold})
+            elif self.rel_tol and (close := within_tolerance(answer, gold, self.rel_tol)) is not None:
+                detail = {"answer": answer, "gold": gold, "compared": f"within rel_tol={self.rel_tol:g}"}
+                verdicts[i] = Explained(float(close), None, detail)
             else:
                 pending.append((i, pool.Check(gold, answer)))
         if pending:

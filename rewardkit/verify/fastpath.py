@@ -1,7 +1,7 @@
 """Fast exact paths: what can be decided soundly without SymPy, in microseconds.
 
-Identical normalised strings are equal; two plain numbers (integers, decimals, simple fractions) compare as
-exact rationals. Anything else is left to Math-Verify (``None``).
+Identical normalised strings are equal; two plain numbers (integers, decimals, simple fractions, numbers in
+scientific notation) compare as exact rationals. Anything else is left to Math-Verify (``None``).
 
 >>> from rewardkit.verify.fastpath import fast_verdict
 >>> fast_verdict("\\\\dfrac{1}{2}", "\\\\frac{1}{2}"), fast_verdict("0.5", "1/2"), fast_verdict("x+1", "1+x")
@@ -15,16 +15,39 @@ from fractions import Fraction
 
 from rewardkit.verify.normalise import normalise
 
-__all__ = ["fast_verdict", "plain_number"]
+__all__ = ["fast_verdict", "plain_number", "within_tolerance"]
 
-_PLAIN_NUMBER = re.compile(r"([+-]?)(?:(\d+(?:\.\d+)?)|(\d+)/(\d+)|\\frac\{(\d+)\}\{(\d+)\})")
+_PLAIN_NUMBER = re.compile(r"([+-]?)(?:(\d+(?:\.\d+)?|\.\d+)|(\d+)/(\d+)|\\frac\{(\d+)\}\{(\d+)\})")
+# a power of ten after a decimal, as canonical() writes scientific notation (4.5e33 -> 4.5\times10^{33})
+_EXPONENT = re.compile(r"(?:\\times|\\cdot|\*)10\^(?:\{([+-]?\d{1,4})\}|(\d))")
+_POWER_OF_TEN = re.compile(r"([+-]?)10\^(?:\{([+-]?\d{1,4})\}|(\d))")
+MAX_EXPONENT = 400
 DECIMAL_PLACES = 6  # Math-Verify's tolerance for a decimal against an exact value
 
 
 def plain_number(answer: str) -> Fraction | None:
-    """An integer, decimal or simple fraction (``3``, ``-0.25``, ``7/2``, ``\\frac{7}{2}``) as a Fraction."""
+    """An integer, decimal or simple fraction (``3``, ``-0.25``, ``7/2``, ``\\frac{7}{2}``), or a decimal
+    times a power of ten (``6.02\\times10^{23}``, ``10^{-3}``), as a Fraction.
+
+    >>> plain_number("4.5\\\\times10^{33}") == plain_number("45\\\\cdot10^{32}"), plain_number("10^{-3}")
+    (True, Fraction(1, 1000))
+    """
+    if len(answer) > 200:
+        return None
+    power = _POWER_OF_TEN.fullmatch(answer)
+    if power is not None:
+        exponent = int(power.group(2) or power.group(3))
+        value = Fraction(10) ** exponent if abs(exponent) <= MAX_EXPONENT else None
+        return None if value is None else (-value if power.group(1) == "-" else value)
+    exponent = _EXPONENT.search(answer)
+    if exponent is not None:
+        mantissa = plain_number(answer[: exponent.start()]) if exponent.end() == len(answer) else None
+        power_of = int(exponent.group(1) or exponent.group(2))
+        if mantissa is None or abs(power_of) > MAX_EXPONENT:
+            return None
+        return mantissa * Fraction(10) ** power_of
     match = _PLAIN_NUMBER.fullmatch(answer)
-    if match is None or len(answer) > 200:
+    if match is None:
         return None
     sign, decimal, num, den, fnum, fden = match.groups()
     if decimal is not None:
@@ -57,10 +80,32 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
         return None
     if pn == gn:
         return True
-    if _is_decimal(p) != _is_decimal(g):
+    if _is_decimal(p) != _is_decimal(g) and not (_has_exponent(p) or _has_exponent(g)):
         return round(pn, DECIMAL_PLACES) == round(gn, DECIMAL_PLACES)
     return False
 
 
+def within_tolerance(prediction: str, gold: str, rel_tol: float) -> bool | None:
+    """``True``/``False`` when both are plain numbers (as :func:`plain_number` reads them, after
+    normalisation): equal within ``rel_tol`` of the gold, as physics golds are graded; else ``None``.
+
+    >>> within_tolerance("1.07e16", "1.1\\\\times 10^{16}", 0.05), within_tolerance("2", "1", 0.05)
+    (True, False)
+    """
+    from rewardkit.verify.normalise import canonical
+
+    p, g = canonical(prediction), canonical(gold)
+    if p.unit is not None and g.unit is not None and p.unit != g.unit:
+        return False
+    pn, gn = plain_number(normalise(p.text)), plain_number(normalise(g.text))
+    if pn is None or gn is None:
+        return None
+    return abs(pn - gn) <= Fraction(rel_tol) * abs(gn)
+
+
 def _is_decimal(text: str) -> bool:
     return "." in text
+
+
+def _has_exponent(text: str) -> bool:
+    return "10^" in text

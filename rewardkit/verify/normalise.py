@@ -21,7 +21,7 @@ import functools
 import re
 from typing import NamedTuple
 
-__all__ = ["Canonical", "canonical", "has_unparsed", "normalise", "units_agree"]
+__all__ = ["Canonical", "canonical", "has_unparsed", "normalise", "prepared", "units_agree"]
 
 # White space goes, except between two digits: "2 3/4" (a mixed number) is not "23/4", "1 2" is not 12.
 _SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|(?<!\d)\s++|\s++(?!\d)")
@@ -57,6 +57,8 @@ _SQRT_WORD = re.compile(r"(?<![A-Za-z\\])sqrt\s*(?=[({])")
 _ROOT_ATOM = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z]|\\pi\b)")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]|\.\d)")
 _LATEX_COMMA = re.compile(r"(?<=\d)\{,\}(?=\d)")
+# 4.5e33, 1e-3, 1.07E+16: scientific notation as programs write it, in the spelling Math-Verify reads
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?)[eE]([+-]?)0*(\d{1,4})(?![\w.])")
 
 _DEGREE = r"°|\^\s*+\{?\s*+\\circ\s*+\}?|\\degree|\\text\{\s*+degrees?\s*+\}|degrees?|度"
 _UNITS = (
@@ -67,10 +69,10 @@ _UNITS = (
     "|inches|inch|feet|foot|yards?|miles?|units?|dollars?|cents?|hours?|minutes?|seconds?"
     "|kilograms?|grams?|liters?|litres?|degrees?"
     # symbols
-    "|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
+    "|°C|°F|℃|℉|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
 )
 _UNIT = re.compile(
-    r"(?:\\(?:text|mbox|mathrm)\s*+\{\s*+(" + _UNITS + r")\s*+\}|(" + _UNITS + r"))"
+    r"(?:\\(?:text|mbox|mathrm)\s*+\{[\s~]*+(" + _UNITS + r")\s*+\}|(" + _UNITS + r"))"
     r"\s*+(?:\^\s*+\{?\s*+(\d)\s*+\}?|([²³]))?\s*+$"
 )
 _DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*+$")
@@ -82,6 +84,8 @@ _QUANTITY = re.compile(r"[\d\s+\-*/^(){}.,]*")
 # conversion: no unit ever becomes another.
 _UNIT_NAMES = {
     **dict.fromkeys(("degree", "degrees", "度"), "°"),
+    **dict.fromkeys(("℃",), "°C"),
+    **dict.fromkeys(("℉",), "°F"),
     **dict.fromkeys(("centimeter", "centimeters", "厘米"), "cm"),
     **dict.fromkeys(("millimeter", "millimeters", "毫米"), "mm"),
     **dict.fromkeys(("meter", "meters", "米"), "m"),
@@ -186,18 +190,29 @@ def canonical(answer: str) -> Canonical:
 
 
 def _canonical(answer: str) -> Canonical:
+    return _split_unit(_prepare(answer))
+
+
+# "2 & 3" outside a matrix is a list, never a cell Math-Verify may keep alone
+_AMPERSAND = re.compile(r"(?<!\\)&")
+
+
+def _prepare(answer: str) -> str:
     text = _unwrap(answer.strip())
     text = text.translate(_OPERATORS)
     for sup, power in _SUPERSCRIPTS.items():
         text = text.replace(sup, power)
     text = _LATEX_COMMA.sub("", text)
+    if "e" in text or "E" in text:
+        text = _E_NOTATION.sub(lambda m: f"{m.group(1)}\\times 10^{{{m.group(2).replace('+', '')}{m.group(3)}}}", text)
     text = _thousands(text)
     if "√" in text or "sqrt" in text:
         text = _roots(text)
     if "π" in text or "pi" in text:
         text = _PI.sub(r"\\pi ", text)
-    text = text.strip().rstrip(".").strip()
-    return _split_unit(text)
+    if "&" in text and "\\begin" not in text:
+        text = _AMPERSAND.sub(",", text)
+    return text.strip().rstrip(".").strip()
 
 
 _canonical_cached = functools.lru_cache(maxsize=65_536)(_canonical)
@@ -209,12 +224,34 @@ def _split_unit(text: str) -> Canonical:
         if match is not None and _is_quantity(text[: match.start()]):
             return Canonical(text[: match.start()].strip(), unit)
     match = _UNIT.search(text)
-    if match is not None and match.start() > 0 and _is_quantity(text[: match.start()]):
+    if match is not None and match.start() > 0:
+        before = text[: match.start()]
+        value = _SPACING_END.sub("", before)
         name = match.group(1) or match.group(2)
+        if not _is_quantity(value) or match.group(2) is not None and not _set_apart(before, name):
+            return Canonical(text)  # "\\frac{37}{4}m": a variable glued to a value, not a unit
         name = _UNIT_NAMES.get(name, name)
         power = match.group(3) or {"²": "2", "³": "3"}.get(match.group(4) or "", "")
-        return Canonical(text[: match.start()].strip(), name + (f"^{power}" if power else ""))
+        return Canonical(value.strip(), name + (f"^{power}" if power else ""))
     return Canonical(text)
+
+
+_SEPARATOR_END = re.compile(r"(?:\s|\\[,;: ]|~)$")
+_SPACING_END = re.compile(r"(?:\s|\\[,;:! ]|~)+$")
+
+
+def _set_apart(before: str, name: str) -> bool:
+    """A bare unit written as a unit: after a space or a spacing command (``5 m``, ``5\\,m``), glued to a
+    number (``10.8m``, ``12cm``, ``10米``), or a unit of several letters after a group (``4\\sqrt{3}cm``);
+    never a single letter glued to a fraction or a group (``\\frac{37}{4}m``: a variable)."""
+    if _SEPARATOR_END.search(before) or before[-1:].isdigit() or not name.isascii():
+        return True
+    return len(name) > 1 and not before[-1:].isalpha()
+
+
+def prepared(answer: str) -> str:
+    """An answer's canonical text with its unit, if any, left on (what :func:`canonical` splits)."""
+    return _prepare(answer)
 
 
 def units_agree(a: Canonical, b: Canonical) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from rewardkit.core import DeadlineExceeded, remaining_s
 from rewardkit.verify.fastpath import fast_verdict, plain_number
 from rewardkit.verify.guards import encodable, guard
 from rewardkit.verify.host import HostGone, WorkerHost
-from rewardkit.verify.normalise import canonical, has_unparsed, normalise, units_agree
+from rewardkit.verify.normalise import Canonical, canonical, has_unparsed, normalise, prepared, units_agree
 
 __all__ = [
     "Check",
@@ -196,6 +197,10 @@ class MathVerifier:
             self._count("guarded")
             return (False, "invalid_unicode"), check
         prediction, gold = canonical(check.prediction), canonical(check.gold)
+        if _used_as_variable(prediction, gold):
+            prediction = Canonical(prepared(check.prediction))
+        if _used_as_variable(gold, prediction):
+            gold = Canonical(prepared(check.gold))
         if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
             self._count("fast_path")
             return (False, None), check
@@ -229,6 +234,15 @@ class MathVerifier:
             raise DeadlineExceeded(f"math: {len(todo)} pairs unfinished")
         self._count("verified", len(todo))
         return dict(zip(todo, results, strict=True))
+
+
+def _used_as_variable(one: Canonical, other: Canonical) -> bool:
+    """``one``'s unit is a letter that ``other`` uses as a variable (``5 m`` against ``5m + 1``): then it
+    is no unit, and ``one`` is compared as written."""
+    unit = one.unit
+    if unit is None or not unit.isalpha() or not unit.isascii():
+        return False
+    return re.search(rf"(?<![A-Za-z\\]){re.escape(unit)}(?![A-Za-z])", other.text) is not None
 
 
 def _unparsed_against_number(prediction: str, gold: str) -> bool:

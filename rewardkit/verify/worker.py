@@ -15,11 +15,16 @@ import signal
 from types import FrameType
 from typing import Any
 
+from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
 # The answer text was already extracted and normalised: read it as LaTeX inside \boxed{}, or as a plain
-# expression.
-_ANSWER = [LatexExtractionConfig(), ExprExtractionConfig()]
+# expression. Units were split off by rewardkit.verify.normalise, which compares them and never drops one
+# glued to a value: Math-Verify's own unit stripping would read \frac{37}{4}m as 37/4.
+_NORMALISE = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all", equations=False
+)
+_ANSWER = [LatexExtractionConfig(normalization_config=_NORMALISE), ExprExtractionConfig()]
 
 
 class SoftTimeout(BaseException):

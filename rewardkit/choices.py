@@ -1,0 +1,147 @@
+"""Multiple choice: options, letters and option texts, on both sides of a comparison.
+
+A row's options come as a ``choices`` column: the option texts in letter order (``["Yes", "No"]``), or a
+mapping from letters to texts (``{"A": "Yes", "B": "No"}``). An answer names an option by its letter
+(``B``, ``(B)``, ``B.``, ``\\text{B}``, ``Option B``), by its letter and text (``(B) No``, ``B: No``) or by
+its text alone (``No``); a gold is a letter or an option text. Both sides become a letter, so ``(B) No``
+matches the gold ``No``. Option texts match after light normalisation (case, spacing, ``$``, a final
+full stop), and numeric option texts by value (``3,628,800`` is option ``3628800``).
+
+>>> options = read_choices(["Yes", "No"])
+>>> answer_letter("(B) No", options), answer_letter("no.", options), gold_letter("No", options)
+('B', 'B', 'B')
+>>> answer_letter("The answer is (B)", None), answer_letter("C", {"A": "1", "B": "2"})
+(None, None)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+
+from rewardkit.verify.fastpath import fast_verdict
+
+__all__ = ["LETTERS", "answer_letter", "gold_letter", "is_letter", "read_choices"]
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+MAX_OPTIONS = len(LETTERS)
+MAX_OPTION_CHARS = 2_000
+
+# A letter alone or leading an option's text: "B", "(B)", "B.", "B)", "[B]", "\text{B}", "**B**",
+# "Option B", "choice (B):", then what follows it.
+_LETTER = re.compile(
+    r"(?:(?:option|choice)\s*)?(?:\\(?:text|textbf|mathrm|mathbf)\s*\{\s*)?"
+    r"[(\[]?\s*([A-Z])\s*[)\]]?\s*\}?(?=$|[\s.:),\]])[.:)]?\s*(.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_LABELLED = re.compile(r"\s*[(\[][A-Z][)\]]|[A-Z][.:)]\s")
+_SPACES = re.compile(r"\s+")
+_MATH_MARKS = re.compile(r"\$|\\[,;:! ]|\\left|\\right|\\text\s*\{([^{}]*)\}|\*\*")
+
+
+def read_choices(value: object) -> dict[str, str] | None:
+    """The options of one row as ``{letter: text}``, or ``None`` when there are none (or they are not
+    options: a bare string that is not a JSON list, more than 26, one that is not text or a number)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if isinstance(value, Mapping):
+        items = [(str(k).strip().upper(), v) for k, v in value.items()]
+        if not all(len(k) == 1 and k in LETTERS for k, _ in items):
+            return None
+    elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        items = list(zip(LETTERS, value, strict=False))
+        if len(value) > MAX_OPTIONS:
+            return None
+    else:
+        return None
+    options: dict[str, str] = {}
+    for letter, text in items:
+        if isinstance(text, bool) or not isinstance(text, str | int | float):
+            return None
+        options[letter] = str(text)[:MAX_OPTION_CHARS]
+    return options or None
+
+
+def is_letter(text: str) -> bool:
+    """A gold that is a lone option letter (``B``, ``(B)``)."""
+    return re.fullmatch(r"\(?\s*[A-Z]\s*\)?", text.strip()) is not None
+
+
+def _plain(text: str) -> str:
+    text = _MATH_MARKS.sub(lambda m: m.group(1) or "", text)
+    return _SPACES.sub(" ", text).strip().rstrip(".").strip().casefold()
+
+
+def _by_text(text: str, options: Mapping[str, str]) -> str | None:
+    """The one letter whose option text ``text`` is (after normalisation, or as the same number)."""
+    plain = _plain(text)
+    if not plain:
+        return None
+    found = [letter for letter, option in options.items() if _plain(option) == plain]
+    if not found:
+        found = [letter for letter, option in options.items() if fast_verdict(text, option)]
+    return found[0] if len(found) == 1 else None
+
+
+def answer_letter(answer: str, options: Mapping[str, str] | None) -> str | None:
+    """The option an answer names, as a letter; ``None`` when it names none. Without ``options`` only a
+    lone letter (``B``, ``(B)``, ``B.``) names one.
+
+    >>> opts = {"A": "Yes", "B": "No"}
+    >>> answer_letter("B", opts), answer_letter("(A) Yes", opts), answer_letter("(A) No", opts)
+    ('B', 'A', None)
+    """
+    text = answer.strip().strip("*$").strip()
+    match = _LETTER.fullmatch(text)
+    if match is not None and match.group(1).isupper():  # capitals only: "a" is an article
+        letter, rest = match.group(1), match.group(2).strip()
+        if options is None:  # "B", or a labelled option "(B) No", "B. No"
+            return letter if not rest or _LABELLED.match(text) else None
+        if letter in options:
+            if not rest or _by_text(rest, {letter: options[letter]}) == letter:
+                return letter
+            other = _by_text(rest, options)
+            return None if other is not None else letter  # "(A) No" when No is B: contradicts itself
+    if options is None:
+        return None
+    return _by_text(text, options)
+
+
+def gold_letter(gold: str, options: Mapping[str, str] | None) -> str | None:
+    """The option a gold names: a lone letter among the options (any capital letter without options),
+    else the option whose text it is; ``None`` when it names none."""
+    text = gold.strip()
+    if is_letter(text):
+        letter = text.strip("() ").upper()
+        return letter if options is None or letter in options else None
+    return _by_text(text, options) if options is not None else None
+
+
+def chosen_letter(completion: str, options: Mapping[str, str] | None, *, mode: str = "standard") -> str | None:
+    """The option a completion chooses: its final answer (:func:`rewardkit.extract.math_answer`) read as
+    a letter or an option text, else its whole final text when that is short and names an option
+    (``(A) Population will decrease.``).
+
+    >>> chosen_letter("Let me see... The answer is (B).", None), chosen_letter("(A) Yes, it is.", read_choices(["Yes", "No"]))
+    ('B', 'A')
+    """
+    from rewardkit.extract import BARE_CHARS, final_text, math_answer  # extract reads no choices
+
+    answer = math_answer(completion, mode=mode).answer
+    if answer:
+        letter = answer_letter(answer, options)
+        if letter is not None:
+            return letter
+    text = final_text(completion)
+    if text is None or len(text.strip()) > BARE_CHARS:
+        return None
+    first = text.strip().split("\n", 1)[0]
+    match = _LETTER.match(first.strip().strip("*"))
+    if match is None or not match.group(1).isupper():
+        return None
+    letter = match.group(1)
+    return letter if options is None or letter in options else None
