@@ -22,6 +22,8 @@ from rich.table import Table
 
 from rewardkit import __version__
 from rewardkit.adapters import plugin_path, service_app
+from rewardkit.agreement import half as split_half
+from rewardkit.agreement import measure, read_labelled
 from rewardkit.core import BackendUnavailable, RewardError
 from rewardkit.diagnose import DiagnoseError, GroupStats, GroupTracker, diagnose, group_key, plot
 from rewardkit.engine import FuncSpec, resolve, result_keys, score_batch
@@ -367,6 +369,74 @@ def score_command(
     stats = groups.stats()
     if any(s.groups for s in stats.values()):
         err.print(_group_table(stats))
+
+
+@app.command("agreement")
+def agreement_command(
+    input_file: Annotated[
+        Path, typer.Argument(help="JSONL (or .jsonl.gz): 'completion', the reward's columns and a label.")
+    ],
+    func: Annotated[
+        list[str],
+        typer.Option("--func", "-f", help="NAME[:key=value,...]; repeat to compare configurations."),
+    ],
+    label: Annotated[str, typer.Option(help="The field holding the label (1 correct, 0 wrong).")] = "label",
+    by: Annotated[str | None, typer.Option(help="Also report per value of this field.")] = None,
+    column: Annotated[
+        list[str] | None,
+        typer.Option("--column", "-c", help="REWARD_COLUMN=FIELD: read a column from another field."),
+    ] = None,
+    half: Annotated[
+        str | None, typer.Option(help="Only half A or B of the rows, split by --split-by (hold half out).")
+    ] = None,
+    split_by: Annotated[str, typer.Option(help="The field that splits rows into halves.")] = "solution",
+    show: Annotated[int, typer.Option(min=0, help="Disagreements to show per reward.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
+) -> None:
+    """How far rewards agree with labelled data: agreement, false positives and negatives, top reasons."""
+    columns: dict[str, str] = {}
+    for item in column or []:
+        name, eq, field = item.partition("=")
+        if not eq or not name.strip() or not field.strip():
+            err.print(f"[red]error:[/red] bad --column {item!r}: expected REWARD_COLUMN=FIELD")
+            raise typer.Exit(2)
+        columns[name.strip()] = field.strip()
+    if half not in (None, "A", "B"):
+        err.print(f"[red]error:[/red] --half must be A or B, got {half!r}")
+        raise typer.Exit(2)
+    try:
+        rows = read_labelled(input_file)
+        if half is not None:
+            rows = [row for row in rows if split_half(row, split_by) == half]
+        reports = [
+            report
+            for f in func
+            for report in measure(rows, f, label=label, by=by, columns=columns or None, show=show)
+        ]
+    except OSError as exc:
+        err.print(f"[red]error:[/red] cannot read {input_file}: {exc}")
+        raise typer.Exit(2) from None
+    except RewardError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps([r.as_dict() for r in reports], ensure_ascii=False, indent=1))
+        return
+    table = Table(title=f"agreement with {label!r}: {input_file.name}" + (f" (half {half})" if half else ""))
+    for name in ("reward", "group", "rows", "agree", "false +", "false -", "top reasons of disagreement"):
+        table.add_column(name, justify="right" if name in ("rows", "agree", "false +", "false -") else "left")
+    for r in reports:
+        top = ", ".join(f"{k} ({v})" for k, v in list(r.reasons.items())[:3]) or "-"
+        table.add_row(
+            r.func, r.group or "all", str(r.n), f"{r.rate:.1%}",
+            f"{r.false_positives} ({r.fp_rate:.1%})", str(r.false_negatives), top,
+        )
+    Console().print(table)
+    for r in reports:
+        if r.group is None and r.examples:
+            typer.echo(f"\n{r.func}: disagreements (false positives first)")
+            for example in r.examples:
+                typer.echo("  " + json.dumps(example, ensure_ascii=False))
 
 
 def _group_table(stats: dict[str, GroupStats]) -> Table:

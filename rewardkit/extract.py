@@ -133,11 +133,25 @@ def final_boxes(text: str) -> list[str] | None:
     items = [content]
     while len(items) < MAX_SET_ITEMS:
         previous = _last_box(text, start)
-        if previous is None or not _SET_GAP.fullmatch(text, previous[1], start):
+        if previous is None or not _joins(text[previous[1] : start]):
             break
         start, _, content = previous
         items.insert(0, content)
     return items
+
+
+_GAP_MARKUP = re.compile(r"\\text\s*\{|[{}$]|\\[()\[\],;:! ]|\\q?quad\b")
+_GAP_JOINER = re.compile(r"(?:,|;|\band|\bor)\s*$", re.IGNORECASE)
+MAX_GAP_CHARS = 40
+
+
+def _joins(gap: str) -> bool:
+    """Two boxes with ``gap`` between them belong to one answer: only commas, "and", ``\\quad`` and the
+    like, or a short label ending in "and"/"or"/a comma (``\\text{ for part (a) and }``), no sentence end."""
+    if _SET_GAP.fullmatch(gap):
+        return True
+    words = _GAP_MARKUP.sub(" ", gap)
+    return len(gap) <= MAX_GAP_CHARS and not re.search(r"[.!?:=]|\n\s*\n", words) and bool(_GAP_JOINER.search(words))
 
 
 def _balanced(text: str, open_at: int, stop: int) -> str | None:
@@ -171,9 +185,12 @@ _SOLUTION_OPEN, _SOLUTION_CLOSE = "<|begin_of_solution|>", "<|end_of_solution|>"
 _NEXT_TURN = re.compile(
     r"^[ \t]*(?:#{1,4}[ \t]*)?(?:\*\*)?(?:Question|Problem|Q|Human|User|Exercise|Instruction)\b[ \t]*\d*[ \t]*"
     r"(?:\*\*)?[ \t]*[:：]"
-    r"|^[ \t]*#{1,4}[ \t]*Problem\b"
-    r"|<\|im_start\|>[ \t]*user|<\|start_header_id\|>[ \t]*user|<start_of_turn>[ \t]*user|<\|user\|>|\[INST\]",
+    r"|^[ \t]*#{1,4}[ \t]*Problem\b",
     re.MULTILINE,
+)
+_TEMPLATE_TURN = re.compile(
+    r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>)(?![ \t]*(?:assistant|model)\b)"
+    r"|<\|user\|>|\[INST\]|<\|eot_id\|>|<\|im_end\|>|<end_of_turn>"
 )
 MAX_TURNS = 8  # next-turn markers tried before giving up on cutting
 
@@ -220,6 +237,9 @@ def before_next_turn(text: str) -> str:
     >>> before_next_turn("Problem: find x.\\nSo x = 2, the answer is 2.")
     'Problem: find x.\\nSo x = 2, the answer is 2.'
     """
+    template = _TEMPLATE_TURN.search(text)
+    if template is not None:  # a chat template's user turn: never part of an answer
+        text = text[: template.start()]
     for tried, match in enumerate(_NEXT_TURN.finditer(text)):
         if tried >= MAX_TURNS:
             break
@@ -373,6 +393,9 @@ def _phrase_value(text: str, start: int) -> str | None:
         stop = _SENTENCE_END.search(rest)
         value = rest[: stop.start()] if stop is not None else rest
     tidied = _tidy(value, equation=True)
+    if tidied and not value_like(tidied) and not _COMMAND.search(tidied):
+        last = lenient_answer(tidied)  # "Final Answer: Jane started growing Sphere 3 hours ago." -> 3
+        return last if last is not None else tidied
     return tidied or None
 
 
@@ -402,12 +425,21 @@ def bare_answer(text: str) -> str | None:
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
+FINAL_SENTENCES = 3  # a closing remark or two may follow the sentence that states the answer
+# what models write after their answer: "I hope it is correct.", "I think that's the final answer.",
+# "Let me know if ...", "Hope this helps!"
+_CLOSING = re.compile(
+    r"\W*(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
+    r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b)",
+    re.IGNORECASE,
+)
 _FINISHED = (".", "!", "?", "$", "\\)", "\\]")
 
 
 def sentence_answer(text: str) -> str | None:
     """The last value of the final sentence, when the text ends with a finished sentence (truncated text
-    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``
+    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``; closing remarks after
+    it (``I hope it is correct.``, ``I think that's the final answer.``) are passed over.
 
     >>> sentence_answer("First 3 apples.\\n\\nSo f(-2) is 18."), sentence_answer("so x = (1/2")
     ('18', None)
@@ -417,7 +449,11 @@ def sentence_answer(text: str) -> str | None:
         return None
     tail = stripped[-TAIL_CHARS:]
     sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
-    return lenient_answer(sentences[-1]) if sentences else None
+    for sentence in reversed(sentences[-FINAL_SENTENCES:]):
+        found = lenient_answer(sentence)
+        if found is not None or not _CLOSING.match(sentence):
+            return found
+    return None  # nothing but closing remarks
 
 
 def lenient_answer(text: str) -> str | None:
@@ -478,7 +514,8 @@ def math_answer(completion: str, *, mode: str = "standard") -> Extracted:
         return Extracted(answer_phrase(block) or _tidy(block))
     boxes = final_boxes(text)
     if boxes is not None:
-        return Extracted(", ".join(boxes).strip())
+        later = _final_answer_after_box(text)
+        return Extracted(later if later is not None else ", ".join(boxes).strip())
     readers = _READERS.get(mode)
     if readers is None:
         raise ValueError(f"extract must be one of {', '.join(EXTRACT_MODES)}, got {mode!r}")
@@ -487,6 +524,19 @@ def math_answer(completion: str, *, mode: str = "standard") -> Extracted:
         if found is not None:
             return Extracted(found)
     return Extracted(None, "no_answer")
+
+
+_FINAL_ANSWER = re.compile(r"\bfinal answer\b", re.IGNORECASE)
+
+
+def _final_answer_after_box(text: str) -> str | None:
+    """A "final answer is x" stated after the last box, which was then an intermediate result (Minerva's
+    ``Final Answer: The final answer is x. I hope it is correct.`` after a boxed step)."""
+    found = _last_box(text, len(text))
+    if found is None or not _FINAL_ANSWER.search(text, found[1]):
+        return None
+    marked = _marked_answer(text[found[1] :])
+    return marked[1] if marked is not None and _FINAL_ANSWER.search(text, found[1]) else None
 
 
 _READERS = {

@@ -72,7 +72,7 @@ _UNITS = (
     "|°C|°F|℃|℉|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
 )
 _UNIT = re.compile(
-    r"(?:\\(?:text|mbox|mathrm)\s*+\{[\s~]*+(" + _UNITS + r")\s*+\}|(" + _UNITS + r"))"
+    r"(?:\\(?:text|textbf|textnormal|textrm|mbox|mathrm|mathbf|operatorname)\s*+\{[\s~]*+(" + _UNITS + r")\s*+\}|(" + _UNITS + r"))"
     r"\s*+(?:\^\s*+\{?\s*+(\d)\s*+\}?|([²³]))?\s*+$"
 )
 _DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*+$")
@@ -195,10 +195,13 @@ def _canonical(answer: str) -> Canonical:
 
 # "2 & 3" outside a matrix is a list, never a cell Math-Verify may keep alone
 _AMPERSAND = re.compile(r"(?<!\\)&")
+_DOLLARS = re.compile(r"\\?\$")
 
 
 def _prepare(answer: str) -> str:
     text = _unwrap(answer.strip())
+    if "$" in text:  # "$125$ miles": math marks inside an answer, and \$ for dollars
+        text = _DOLLARS.sub("", text).strip()
     text = text.translate(_OPERATORS)
     for sup, power in _SUPERSCRIPTS.items():
         text = text.replace(sup, power)
