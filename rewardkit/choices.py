@@ -22,7 +22,15 @@ from collections.abc import Mapping, Sequence
 
 from rewardkit.verify.fastpath import fast_verdict
 
-__all__ = ["LETTERS", "answer_letter", "gold_letter", "is_letter", "read_choices"]
+__all__ = [
+    "LETTERS",
+    "answer_letter",
+    "chosen_letter",
+    "gold_letter",
+    "is_letter",
+    "read_choices",
+    "states_several",
+]
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_OPTIONS = len(LETTERS)
@@ -121,27 +129,57 @@ def gold_letter(gold: str, options: Mapping[str, str] | None) -> str | None:
     return _by_text(text, options) if options is not None else None
 
 
+MAX_CHOICES_STATED = 2  # more distinct options stated as "the answer" is hedging, not answering
+
+
+def hedges(stated: Sequence[str | None]) -> bool:
+    """More than two different options stated as the answer."""
+    return len({letter for letter in stated if letter is not None}) > MAX_CHOICES_STATED
+
+
+def states_several(completion: str, options: Mapping[str, str] | None) -> bool:
+    """Whether a completion states more than two different options as its answer (``The answer is (A).
+    The answer is (B). The answer is (C).``): a policy must not be paid for listing options."""
+    from rewardkit.extract import before_next_turn, final_text, stated_answers
+
+    text = final_text(completion)
+    if text is None:
+        return False
+    return hedges([answer_letter(value, options) for _, value in stated_answers(before_next_turn(text))])
+
+
 def chosen_letter(completion: str, options: Mapping[str, str] | None, *, mode: str = "standard") -> str | None:
-    """The option a completion chooses: its final answer (:func:`rewardkit.extract.math_answer`) read as
-    a letter or an option text, else its whole final text when that is short and names an option
-    (``(A) Population will decrease.``).
+    """The option a completion chooses: its answer marker when it names one after any box ("... \\boxed{0.8}.
+    The answer is (F)."), else its final answer (:func:`rewardkit.extract.math_answer`) read as a letter
+    or an option text, else its whole final text when that is short and names an option (``(A) Population
+    will decrease.``). A completion that states more than two different options as its answer chooses
+    none (listing options is no answer).
 
     >>> chosen_letter("Let me see... The answer is (B).", None), chosen_letter("(A) Yes, it is.", read_choices(["Yes", "No"]))
     ('B', 'A')
+    >>> chosen_letter("The answer is (A). The answer is (B). The answer is (C).", None) is None
+    True
     """
-    from rewardkit.extract import BARE_CHARS, final_text, math_answer  # extract reads no choices
+    from rewardkit.extract import BARE_CHARS, before_next_turn, final_text, math_answer, stated_answers
 
+    text = final_text(completion)
+    if text is None:
+        return None
+    text = before_next_turn(text)
+    stated = [answer_letter(value, options) for _, value in stated_answers(text)]
+    if hedges(stated):
+        return None
     answer = math_answer(completion, mode=mode).answer
+    if stated and stated[-1] is not None and answer is not None and answer_letter(answer, options) is None:
+        return stated[-1]  # a letter stated after a boxed value: the value was the working
     if answer:
         letter = answer_letter(answer, options)
         if letter is not None:
             return letter
-    text = final_text(completion)
-    if text is None or len(text.strip()) > BARE_CHARS:
+    if len(text.strip()) > BARE_CHARS:
         return None
-    first = text.strip().split("\n", 1)[0]
-    match = _LETTER.match(first.strip().strip("*"))
+    match = _LETTER.match(text.strip().split("\n", 1)[0].strip().strip("*"))
     if match is None or not match.group(1).isupper():
-        return None
+        return _by_text(text, options) if options is not None else None
     letter = match.group(1)
     return letter if options is None or letter in options else None

@@ -17,6 +17,7 @@ __all__ = [
     "lenient_answer",
     "math_answer",
     "sentence_answer",
+    "stated_answers",
     "value_like",
     "bare_answer",
     "before_next_turn",
@@ -380,6 +381,21 @@ def _marked_answer(text: str) -> tuple[int, str] | None:
             if value:
                 best = (match.start(), value)
     return best
+
+
+def stated_answers(text: str) -> list[tuple[int, str]]:
+    """Every ``(position, value)`` stated with an answer phrase in ``text``'s tail, in order (for
+    multiple choice, where stating several options is no answer).
+
+    >>> stated_answers("The answer is (A). No wait, the answer is (C).")
+    [(4, '(A)'), (32, '(C)')]
+    """
+    found = []
+    for match in _ANSWER_PHRASE.finditer(text, max(0, len(text) - TAIL_CHARS)):
+        value = _phrase_value(text, match.end())
+        if value:
+            found.append((match.start(), value))
+    return found
 
 
 def _phrase_value(text: str, start: int) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
-from rewardkit.choices import chosen_letter, gold_letter, is_letter, read_choices
+from rewardkit.choices import chosen_letter, gold_letter, is_letter, read_choices, states_several
 from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
@@ -109,6 +109,8 @@ class MathEquivalence(Reward):
         if want is None:
             return gold  # a gold that is no option: compare as math
         got = chosen_letter(text, options, mode=self.extract)
+        if got is None and states_several(text, options):
+            return Explained(0.0, "several_choices", {"answer": answer, "gold": gold})
         if got is not None:
             detail = {"answer": answer if answer is not None else got, "gold": gold, "compared": f"{got} vs {want}"}
             return Explained(float(got == want), None, detail)
