@@ -148,6 +148,21 @@ def states_several(completion: str, options: Mapping[str, str] | None) -> bool:
     return hedges([answer_letter(value, options) for _, value in stated_answers(before_next_turn(text))])
 
 
+_NAMED = re.compile(r"\(([A-Z])\)|\b(?:option|choice)[ \t]*\(?([A-Z])\b|选项[ \t]*\(?([A-Z])")
+_LAST_SENTENCE = re.compile(r"[^.!?。\n]*[.!?。]?\s*$")
+
+
+def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | None:
+    """The option named last in the final sentence, as ``(D)``, ``option D`` or ``选项D`` (``In the
+    figure above, the greatest angle is (D).``)."""
+    sentence = _LAST_SENTENCE.search(text.rstrip()[-600:])
+    if sentence is None:
+        return None
+    letters = [next(g for g in m.groups() if g) for m in _NAMED.finditer(sentence.group(0))]
+    letters = [letter for letter in letters if letter in options]
+    return letters[-1] if letters else None
+
+
 def chosen_letter(completion: str, options: Mapping[str, str] | None, *, mode: str = "standard") -> str | None:
     """The option a completion chooses: its answer marker when it names one after any box ("... \\boxed{0.8}.
     The answer is (F)."), else its final answer (:func:`rewardkit.extract.math_answer`) read as a letter
@@ -176,6 +191,10 @@ def chosen_letter(completion: str, options: Mapping[str, str] | None, *, mode: s
         letter = answer_letter(answer, options)
         if letter is not None:
             return letter
+    if options is not None:
+        named = _named_in_final_sentence(text, options)
+        if named is not None:
+            return named
     if len(text.strip()) > BARE_CHARS:
         return None
     match = _LETTER.match(text.strip().split("\n", 1)[0].strip().strip("*"))

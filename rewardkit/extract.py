@@ -272,7 +272,8 @@ _ANSWER_PHRASE = re.compile(
     r"(?:[ \t]+(?:to|for)[ \t]+[^.\n:=]{1,40}?)?"
     r"(?:[ \t]+(?:should|would|must|will|could|might|then|therefore|thus|here|now|finally|indeed|clearly"
     r"|simply|still|again|also|actually|obviously|definitely|probably|exactly|always))*"
-    r"[ \t*]*(?:(?:\bis\b|\bbe\b|\bwas\b|\bequals\b)[ \t*]*:?|:|=|(?=\$|\\[(\[]))[ \t*]*",
+    r"[ \t*]*(?:(?:\bis\b|\bbe\b|\bwas\b|\bequals\b)[ \t*]*:?|:|=|(?=\$|\\[(\[]))[ \t*]*"
+    r"|答案[ \t]*(?:应该|应)?[ \t]*(?:是|为|:|：)[ \t]*",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
