@@ -73,7 +73,7 @@ def guard(prediction: str, *, max_chars: int) -> str | None:
     if "^" in text:
         text = text.replace("\\left", "").replace("\\right", "")
         for _ in range(64):
-            if _BIG + "}" in text or _BIG_EXPONENT.search(text):
+            if _BIG_EXPONENT.search(text) or _big_in_exponent(text):
                 return "huge_power"
             match = _SMALL_POWER.search(text)
             if match is None:
@@ -92,6 +92,27 @@ def guard(prediction: str, *, max_chars: int) -> str | None:
             if token == _BIG or _exceeds(token, MAX_FACTORIAL):
                 return "huge_factorial"
     return None
+
+
+def _big_in_exponent(text: str) -> bool:
+    """An already-large power inside an exponent group (``2^{3+10^{20}}``); one inside any other group
+    (``\\frac{1}{10^{20}}``, scientific notation) is a large number, not a tower. Linear: one pass with a
+    stack of the open groups, marking the exponent groups."""
+    if _BIG not in text:
+        return False
+    stack: list[bool] = []  # per open brace: is it an exponent group (or inside one)?
+    previous = ""  # the last character that is not white space
+    for char in text:
+        if char == "{":
+            stack.append(previous == "^" or (bool(stack) and stack[-1]))
+        elif char == "}":
+            if stack:
+                stack.pop()
+        elif char == _BIG and stack and stack[-1]:
+            return True
+        if not char.isspace():
+            previous = char
+    return False
 
 
 def encodable(text: str) -> bool:

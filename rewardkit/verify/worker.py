@@ -8,13 +8,18 @@ catches what a signal cannot interrupt, such as one huge integer power inside C 
 
 from __future__ import annotations
 
+import cmath
 import functools
 import logging
+import random
 import resource
 import signal
+import zlib
 from types import FrameType
 from typing import Any
 
+import sympy
+from sympy.core.function import AppliedUndef
 from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
@@ -71,6 +76,9 @@ def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | No
         predicted = _parse_answer(prediction)
         if not predicted:
             return False, "unparseable_answer"
+        numeric = numeric_verdict(gold_parsed[0], predicted[0])
+        if numeric is not None:
+            return numeric, None
         return bool(verify(gold_parsed, predicted, timeout_seconds=None)), None
     except MemoryError:
         return False, "memory_limit"
@@ -80,6 +88,48 @@ def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | No
         return False, f"verify_error:{type(exc).__name__}"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+NUMERIC_POINTS = 5  # random points two expressions are evaluated at
+NUMERIC_AGREE = 3  # points that must be finite on both sides to confirm
+NUMERIC_TOLERANCE = 1e-6  # relative: Math-Verify's own numbers agree to 6 digits
+MAX_NUMERIC_SYMBOLS = 6
+
+
+def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
+    """Two expressions in the same variables compared by value at random points (``\\sinh(at)/a`` against
+    ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up).
+
+    ``False`` as soon as they differ at a point (beyond ``NUMERIC_TOLERANCE``, relative), ``True`` when
+    they agree at every point where both are finite and those are at least ``NUMERIC_AGREE``, ``None``
+    (ask Math-Verify) for anything else: constants, equations, sets, matrices, different variables,
+    functions it cannot evaluate. Two different expressions that agree at several random real points is
+    the standard probabilistic identity test; the points are the same on every run for the same pair.
+    """
+    try:
+        if not (isinstance(gold, sympy.Expr) and isinstance(prediction, sympy.Expr)):
+            return None
+        symbols = sorted(gold.free_symbols, key=str)
+        if not symbols or len(symbols) > MAX_NUMERIC_SYMBOLS or set(symbols) != prediction.free_symbols:
+            return None
+        for side in (gold, prediction):
+            if side.atoms(AppliedUndef, sympy.Derivative, sympy.Integral, sympy.Sum, sympy.Product):
+                return None  # f(x), derivatives, integrals, sums: not values to evaluate here
+        seed = zlib.crc32(f"{gold}|{prediction}".encode())
+        rng = random.Random(seed)
+        agreed = 0
+        for _ in range(NUMERIC_POINTS):
+            point = {s: sympy.Float(rng.choice((-1, 1)) * rng.uniform(0.25, 1.75), 30) for s in symbols}
+            a = complex(gold.evalf(30, subs=point))
+            b = complex(prediction.evalf(30, subs=point))
+            if not (cmath.isfinite(a) and cmath.isfinite(b)):
+                continue
+            if abs(a - b) > NUMERIC_TOLERANCE * max(1.0, abs(a), abs(b)):
+                return False
+            agreed += 1
+        return True if agreed >= NUMERIC_AGREE else None
+    except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
+        return None
 
 
 def _warm_up() -> None:
