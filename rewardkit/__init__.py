@@ -7,7 +7,7 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps', 'repetition',
+['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps', 'repetition',
  'route', 'soft_overlong', 'tag_count', 'think_format']
 """
 
@@ -17,6 +17,7 @@ from rewardkit import registry
 from rewardkit.core import ColumnError, Explained, ItemReward, Reward, RewardError, Scored, Verdict
 from rewardkit.engine import BatchResult, FuncSpec, score_batch
 from rewardkit.registry import RewardInfo, UnknownRewardError, get, list_rewards, register
+from rewardkit.rewards.choice import choice_accuracy
 from rewardkit.rewards.countdown import countdown
 from rewardkit.rewards.format import format_tags
 from rewardkit.rewards.judge import llm_judge
@@ -41,6 +42,7 @@ __all__ = [
     "UnknownRewardError",
     "Verdict",
     "__version__",
+    "choice_accuracy",
     "countdown",
     "format_tags",
     "get",

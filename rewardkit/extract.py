@@ -276,7 +276,7 @@ _ANSWER_PHRASE = re.compile(
     r"|答案[ \t]*(?:应该|应)?[ \t]*(?:是|为|:|：)[ \t]*",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"\.(?=\s|$)|\n")
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|。|\n")
 _DISPLAY = re.compile(r"\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.DOTALL)
 _BOLD = re.compile(r"\*\*([^*\n]{1,60})\*\*")
 _CLAUSE_TOKEN = re.compile(r"[()\[\]{},]|(?<![<>!=])=(?!=)|\bis\b")

@@ -272,7 +272,7 @@ def test_get_alias_and_columns_configure_one_instance() -> None:
     acc = rewardkit.get("math", alias="gsm8k_acc", columns={"solution": "answer"})
     assert acc.__name__ == "gsm8k_acc" and acc.reward_name == "math"
     assert acc(["#### 42", "#### 41"], answer=["42", "42"]) == [1.0, 0.0]
-    assert acc.caller_columns() == (("answer",), ())
+    assert acc.caller_columns() == (("answer",), ("choices",))
     with pytest.raises(rewardkit.ColumnError, match="'answer' \\(read as 'solution'\\) is missing"):
         acc(["#### 42"], solution=["42"])
     again = pickle.loads(pickle.dumps(acc))  # trainers ship rewards to workers

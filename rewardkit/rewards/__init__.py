@@ -5,6 +5,7 @@ The functions live in their modules (``rewardkit.rewards.countdown.countdown``) 
 """
 
 from rewardkit.rewards import (
+    choice,
     cosine,
     countdown,
     format,
@@ -21,6 +22,7 @@ from rewardkit.rewards import (
 )
 
 __all__ = [
+    "choice",
     "cosine",
     "countdown",
     "format",

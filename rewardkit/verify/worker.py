@@ -107,6 +107,7 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
     the standard probabilistic identity test; the points are the same on every run for the same pair.
     """
     try:
+        gold, prediction = _defined_value(gold), _defined_value(prediction)
         if not (isinstance(gold, sympy.Expr) and isinstance(prediction, sympy.Expr)):
             return None
         symbols = sorted(gold.free_symbols, key=str)
@@ -130,6 +131,13 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
         return True if agreed >= NUMERIC_AGREE else None
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
+
+
+def _defined_value(expr: Any) -> Any:
+    """``x(t) = e^{t}`` or ``y = 2x`` (what is being defined, then its value) as the value itself."""
+    if isinstance(expr, sympy.Eq) and isinstance(expr.lhs, sympy.Symbol | AppliedUndef):
+        return expr.rhs
+    return expr
 
 
 def _warm_up() -> None:
