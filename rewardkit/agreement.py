@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardkit.core import RewardError
+from rewardkit.core import RewardError, Scored
 from rewardkit.engine import FuncSpec, resolve
 
 __all__ = ["AgreementReport", "half", "measure", "read_labelled"]
@@ -130,11 +130,13 @@ def measure(
     for name in required:
         if kept and all(row.get(name) is None for row, _ in kept):
             raise RewardError(f"{key}: the rows have no {name!r} column (map one with columns=)")
-    batch: dict[str, list[Any]] = {
-        name: [row.get(name) for row, _ in kept] for name in (*required, *optional) if kept
-    }
-    batch = {name: values for name, values in batch.items() if any(v is not None for v in values)}
-    scored = reward.score_detailed([row.get("completion", "") for row, _ in kept], **batch)
+    batch: dict[str, list[Any]] = {name: [row.get(name) for row, _ in kept] for name in (*required, *optional)}
+    batch = {name: values for name, values in batch.items() if name in required or any(v is not None for v in values)}
+    scored = (
+        reward.score_detailed([row.get("completion", "") for row, _ in kept], **batch)
+        if kept
+        else Scored([])
+    )
     groups: dict[str | None, list[int]] = {None: list(range(len(kept)))}
     if by is not None:
         for i, (row, _) in enumerate(kept):

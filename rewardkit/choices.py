@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from rewardkit.verify.fastpath import fast_verdict
+from rewardkit.verify.normalise import canonical
 
 __all__ = [
     "LETTERS",
@@ -91,7 +92,12 @@ def _by_text(text: str, options: Mapping[str, str]) -> str | None:
         return None
     found = [letter for letter, option in options.items() if _plain(option) == plain]
     if not found:
-        found = [letter for letter, option in options.items() if fast_verdict(text, option)]
+        value = canonical(text)
+        found = [
+            letter
+            for letter, option in options.items()
+            if (other := canonical(option)).unit == value.unit and fast_verdict(value.text, other.text)
+        ]
     return found[0] if len(found) == 1 else None
 
 

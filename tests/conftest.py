@@ -17,6 +17,11 @@ collect_ignore = ["verl_run.py"]
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.
 # Rewards that need a setting (ms-swift requires it too) are built with "params".
 CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "choice": {
+        "completion": "<think>2x is the derivative</think>The answer is (B).",
+        "columns": {"solution": "2x", "choices": ["x^2", "2x", "x"]},
+        "expected": 1.0,
+    },
     "cosine": {
         "params": {"max_len": 100},
         "completion": "<think>half</think><answer>\\boxed{\\dfrac{1}{2}}</answer>",

@@ -1,0 +1,349 @@
+"""Verdicts that generalise (issue 19): the extraction order, multiple choice, scientific notation, units
+that are units, the numeric check, Math-Verify's own suite, and `rewardkit agreement`."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rewardkit
+from rewardkit.agreement import half, measure, read_labelled
+from rewardkit.choices import answer_letter, chosen_letter, gold_letter, read_choices
+from rewardkit.core import RewardError
+from rewardkit.extract import (
+    before_next_turn,
+    final_text,
+    math_answer,
+    sentence_answer,
+    stated_answers,
+    value_like,
+)
+from rewardkit.verify.fastpath import fast_verdict, plain_number, within_tolerance
+from rewardkit.verify.guards import guard
+from rewardkit.verify.normalise import Canonical, canonical
+from tests.test_cli import run
+
+SUITE = Path(__file__).parent / "data" / "math_verify_suite.jsonl"
+
+# -- extraction
+
+
+@pytest.mark.parametrize(
+    ("completion", "mode", "answer"),
+    [
+        ("so she makes $18 every day. #### 18", "strict", "18"),
+        ("#### 18\nso that is it", "strict", "18"),
+        ("Therefore, the answer (arabic numerals) is 26.", "strict", "26"),
+        ("The answer to this problem is $\\frac{1}{2}$.", "strict", "\\frac{1}{2}"),
+        ("The answer should be 4.", "strict", "4"),
+        ("**Final Answer:** 12", "strict", "12"),
+        ("Answer \\( (9+1) \\)", "strict", "(9+1)"),
+        ("The final answer is:\n\\[\nx = 5\n\\]", "strict", "5"),
+        ("so *n* = **5**.", "strict", "5"),
+        ("**Step 3:** add them", "strict", None),
+        ("$[0,1)$", "strict", "[0,1)"),
+        ("$$f(y) = y$$", "strict", "f(y) = y"),
+        ("$F_n = \\sum_{k=0}^{n-1} F_k$", "strict", "F_n = \\sum_{k=0}^{n-1} F_k"),
+        ("-\\frac{10}{9}", "strict", "-\\frac{10}{9}"),
+        ("Thus $x <= 2$ is our answer.", "standard", "x <= 2"),
+        ("So f(-2) is 18.", "strict", None),
+        ("So f(-2) is 18.", "standard", "18"),
+        ("It is 225.\n\nI think that's the final answer.", "standard", "225"),
+        ("AC = 6. Therefore AB cannot be determined from the information given.", "standard", None),
+        ("so x = (1/2", "standard", None),
+        ("so x = (1/2", "lenient", "1/2"),
+        ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", "strict", "3"),
+        ("first \\boxed{200} then \\boxed{255}. Final Answer: The final answer is $10,455$.", "strict", "10,455"),
+        ("\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}", "strict", "(3, 3), (1, 1)"),
+        ("first \\boxed{18}, which gives \\boxed{210}", "strict", "210"),
+        ("答案是 7。", "strict", "7"),
+        ("The answer is (D).<EOS_TOKEN>", "strict", "(D)"),
+    ],
+)
+def test_math_answer_reads_how_models_write(completion: str, mode: str, answer: str | None) -> None:
+    assert math_answer(completion, mode=mode).answer == answer
+
+
+def test_final_segment_markers() -> None:
+    assert final_text("<|begin_of_thought|>x<|end_of_thought|>\n\n<|begin_of_solution|>A<|end_of_solution|>") == "A"
+    assert final_text("<|begin_of_thought|>x<|end_of_thought|> after") == " after"
+    assert final_text("<|begin_of_thought|> never ends \\boxed{3}") is None
+    assert final_text("<think>a</think>b<|im_end|>") == "b"
+    assert math_answer("<|begin_of_thought|> never ends \\boxed{3}").reason == "unclosed_think"
+
+
+def test_next_turn_is_cut_only_after_an_answer() -> None:
+    text = "The answer is 4.\n\nQuestion: what is 3+3?\nThe answer is 6."
+    assert before_next_turn(text) == "The answer is 4.\n\n"
+    restated = "Problem: find x.\nWe get x = 2, so the answer is 2."
+    assert before_next_turn(restated) == restated
+    assert before_next_turn("So it is $\\boxed{3}$.\n### Problem 2\nthe answer is 5") == "So it is $\\boxed{3}$.\n"
+    assert before_next_turn("<|im_start|>assistant\nthe answer is 3") == "<|im_start|>assistant\nthe answer is 3"
+    assert before_next_turn("the answer is 3<|im_start|>user\nhi") == "the answer is 3"
+
+
+def test_value_like_and_sentences() -> None:
+    assert value_like("x \\in [-2, 7]") and value_like("$28$ %") and value_like("12 cm")
+    assert not value_like("Let's think step by step") and not value_like("Step 3:")
+    assert sentence_answer("Thus the answer. So the total is $5$.") == "5"
+    assert sentence_answer("Result: 5 apples! Let me know if you need more.") == "5"
+    assert stated_answers("The answer is (A). The answer is (B).") == [(4, "(A)"), (23, "(B)")]
+
+
+def test_modes_are_checked() -> None:
+    with pytest.raises(ValueError, match="extract must be one of"):
+        math_answer("x", mode="loose")
+    with pytest.raises(ValueError, match="extract must be one of"):
+        rewardkit.get("math", extract="loose")
+
+
+# -- multiple choice
+
+
+def test_read_choices_forms() -> None:
+    assert read_choices(["Yes", "No"]) == {"A": "Yes", "B": "No"}
+    assert read_choices({"a": "Yes", "B": 2}) == {"A": "Yes", "B": "2"}
+    assert read_choices('["1", "2"]') == {"A": "1", "B": "2"}
+    assert read_choices("not a list") is None
+    assert read_choices(None) is None and read_choices([]) is None
+    assert read_choices([["nested"]]) is None
+    assert read_choices({"AB": "x"}) is None
+    assert read_choices([str(i) for i in range(27)]) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "options", "letter"),
+    [
+        ("B", {"A": "Yes", "B": "No"}, "B"),
+        ("(B)", None, "B"),
+        ("\\text{B}", None, "B"),
+        ("(B) No", {"A": "Yes", "B": "No"}, "B"),
+        ("(B) sample A", None, "B"),
+        ("B. No", {"A": "Yes", "B": "No"}, "B"),
+        ("(A) No", {"A": "Yes", "B": "No"}, None),  # contradicts itself
+        ("no.", {"A": "Yes", "B": "No"}, "B"),
+        ("$3,628,800$", {"A": "40320", "B": "3628800"}, "B"),
+        ("a", {"A": "Yes", "B": "No"}, None),  # an article, not a letter
+        ("A cat", None, None),
+        ("Z", {"A": "Yes", "B": "No"}, None),
+    ],
+)
+def test_answer_letter(answer: str, options: dict[str, str] | None, letter: str | None) -> None:
+    assert answer_letter(answer, options) == letter
+
+
+def test_gold_letter_and_chosen_letter() -> None:
+    options = {"A": "Yes", "B": "No"}
+    assert gold_letter("No", options) == "B" and gold_letter("(A)", options) == "A"
+    assert gold_letter("C", options) is None and gold_letter("Maybe", options) is None
+    assert gold_letter("D", None) == "D" and gold_letter("12", None) is None
+    assert chosen_letter("We weigh it... \\boxed{0.8}. The answer is (B).", options) == "B"
+    assert chosen_letter("So the most likely option is (B).", options) == "B"
+    assert chosen_letter("The answer is (A). The answer is (B). The answer is (A).", options) == "A"
+    assert chosen_letter("The answer is (A). The answer is (B). The answer is (C).", None) is None
+
+
+def test_math_and_choice_with_choices_column() -> None:
+    completions = ["(B) No", "The answer is (A).", "No", "The answer is 2x."]
+    golds = ["No", "No", "B", "B"]
+    choices = [["Yes", "No"], ["Yes", "No"], ["Yes", "No"], ["x^2", "2x"]]
+    assert rewardkit.get("math")(completions, solution=golds, choices=choices) == [1.0, 0.0, 1.0, 1.0]
+    assert rewardkit.get("choice")(completions, solution=golds, choices=choices) == [1.0, 0.0, 1.0, 1.0]
+    scored = rewardkit.get("choice").score_detailed(
+        ["The answer is (A). The answer is (B). The answer is (C).", "nothing", "B"],
+        solution=["B", "B", "Maybe"],
+        choices=[None, None, ["Yes", "No"]],
+    )
+    assert scored.values == [0.0, 0.0, None]
+    assert scored.reasons == ["several_choices", "no_choice", "gold_not_a_choice"]
+    # a gold that is no option is compared as math
+    assert rewardkit.get("math")(["\\boxed{7}"], solution=["7"], choices=[["1", "2"]]) == [1.0]
+
+
+# -- numbers, units, guards
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "equal"),
+    [
+        ("0.001", "1e-3", True),
+        ("1.07\\times10^{16}", "1.07e16", True),
+        ("6.02\\cdot10^{23}", "6.02 \\times 10^{23}", True),
+        ("10^{-3}", "0.001", True),
+        ("1.0e-9", "2e-9", False),  # exponents compare exactly, not to 6 decimal places
+        ("4.6\\times10^{33}", "4.5e33", False),
+    ],
+)
+def test_scientific_notation_fast_path(prediction: str, gold: str, equal: bool) -> None:
+    assert fast_verdict(canonical(prediction).text, canonical(gold).text) is equal
+
+
+def test_scientific_notation_is_not_read_inside_words() -> None:
+    assert canonical("3e").text == "3e" and canonical("x2e5y").text == "x2e5y"
+    assert plain_number("10^{9999}") is None  # too large to build exactly
+
+
+def test_rel_tol() -> None:
+    assert within_tolerance("4.6\\times10^{33}", "4.5e33", 0.05) is True
+    assert within_tolerance("5\\times10^{33}", "4.5e33", 0.05) is False
+    assert within_tolerance("5 m", "5 cm", 0.5) is False
+    assert within_tolerance("x", "1", 0.5) is None
+    assert rewardkit.get("math", rel_tol=0.05)(["\\boxed{4.6e33}"], solution=["4.5e33"]) == [1.0]
+    with pytest.raises(ValueError, match="rel_tol"):
+        rewardkit.get("math", rel_tol=1.5)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("5 m", Canonical("5", "m")),
+        ("5\\,\\mathrm{m}", Canonical("5", "m")),
+        ("10.8m", Canonical("10.8", "m")),
+        ("4√{3}cm²", Canonical("4\\sqrt{3}", "cm^2")),
+        ("\\frac{37}{4}m", Canonical("\\frac{37}{4}m")),
+        ("(x+1)m", Canonical("(x+1)m")),
+        ("700°C", Canonical("700", "°C")),
+        ("$125$ miles", Canonical("125", "mi")),
+        ("2 & 3", Canonical("2 , 3")),
+        ("9 \\& 2", Canonical("9 \\& 2")),
+    ],
+)
+def test_units_only_where_written_as_units(answer: str, expected: Canonical) -> None:
+    assert canonical(answer) == expected
+
+
+def test_a_unit_the_other_side_uses_as_a_variable_is_kept() -> None:
+    math = rewardkit.get("math")
+    assert math(["\\boxed{5 m + 1}", "\\boxed{5 m}"], solution=["5m + 1", "5"]) == [1.0, 1.0]
+
+
+def test_large_powers_inside_groups_are_numbers_not_towers() -> None:
+    assert guard("\\frac{1}{10^{20}}", max_chars=1000) is None
+    assert guard("\\frac{8.91 \\times 10^{23}}{2}", max_chars=1000) is None
+    assert guard("2^{3+10^{20}}", max_chars=1000) == "huge_power"
+    assert guard("2^ {10^{20}}", max_chars=1000) == "huge_power"
+
+
+def test_numeric_check_in_the_worker() -> None:
+    from rewardkit.verify.worker import _parse_answer, numeric_verdict
+
+    def numeric(gold: str, prediction: str) -> bool | None:
+        return numeric_verdict(_parse_answer(gold)[0], _parse_answer(prediction)[0])
+
+    assert numeric("\\frac{1}{2a}(e^{at}-e^{-at})", "\\frac{\\sinh(at)}{a}") is True
+    assert numeric("\\frac{1}{2a}(e^{at}-e^{-at})", "x(t) = \\frac{\\sinh(at)}{a}") is True
+    assert numeric("\\frac{1}{2a}(e^{at}-e^{-at})", "\\frac{\\cosh(at)}{a}") is False
+    assert numeric("x", "\\sqrt{x^2}") is False  # negative points too
+    assert numeric("f(x)", "f(x)") is None  # an undefined function is no value
+    assert numeric("3", "3") is None  # constants are Math-Verify's
+    assert numeric("x + y", "x + 1") is None  # different variables
+
+
+# -- Math-Verify's own test suite, rebuilt as data
+
+
+def _suite() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in SUITE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _default_options(case: dict[str, Any]) -> bool:
+    """Cases run with Math-Verify's defaults (a different precision, strict=False or set-relation
+    comparison are options our reward does not take)."""
+    options = case["options"]
+    return (
+        options.get("precision", 6) == 6
+        and options.get("strict", True)
+        and not options.get("allow_set_relation_comp", False)
+    )
+
+
+@pytest.mark.parametrize(("mode", "floor"), [("strict", 230), ("standard", 248), ("lenient", 252)])
+def test_math_verify_suite(mode: str, floor: int) -> None:
+    cases = _suite()
+    assert len(cases) == 270
+    scored = rewardkit.get("math", extract=mode).score_detailed(
+        [c["completion"] for c in cases], solution=[c["gold"] for c in cases]
+    )
+    passed = sum((value == 1.0) == case["expected"] for value, case in zip(scored.values, cases, strict=True))
+    assert passed >= floor, f"{mode}: {passed}/270 of Math-Verify's cases pass"
+    # never a false positive on the cases Math-Verify expects to differ
+    wrong = [c for v, c in zip(scored.values, cases, strict=True) if v == 1.0 and not c["expected"]]
+    assert [c for c in wrong if _default_options(c)] == []
+
+
+# -- agreement
+
+
+ROWS = [
+    {"id": 1, "completion": "so \\boxed{4}", "solution": "4", "label": 1, "dataset": "a"},
+    {"id": 2, "completion": "so \\boxed{5}", "solution": "4", "label": 1, "dataset": "a"},
+    {"id": 3, "completion": "so \\boxed{5}", "solution": "4", "label": 0, "dataset": "b"},
+    {"id": 4, "completion": "so \\boxed{4}", "solution": "4", "label": 0.0, "dataset": "b"},
+    {"id": 5, "completion": "so \\boxed{4}", "solution": "4", "label": None, "dataset": "b"},
+]
+
+
+def test_measure_counts_and_groups() -> None:
+    overall, group_a, group_b = measure(ROWS, "math", by="dataset", show=5)
+    assert (overall.n, overall.agree, overall.false_positives, overall.false_negatives) == (4, 2, 1, 1)
+    assert overall.positives == 2 and overall.rate == 0.5 and overall.fp_rate == 0.5
+    assert overall.examples[0]["id"] == 4 and overall.examples[0]["label"] == 0.0  # false positives first
+    assert overall.examples[1]["answer"] == "5"  # what the reward read
+    assert (group_a.group, group_a.n, group_a.agree) == ("a", 2, 1)
+    assert (group_b.group, group_b.n, group_b.false_positives) == ("b", 2, 1)
+    assert overall.as_dict()["rate"] == 0.5
+
+
+def test_measure_maps_columns_and_names_missing_ones() -> None:
+    rows = [{"completion": "\\boxed{7}", "gold": "7", "label": 1}]
+    [report] = measure(rows, "math", columns={"solution": "gold"})
+    assert report.agree == 1
+    with pytest.raises(RewardError, match="no 'solution' column"):
+        measure(rows, "math")
+    with pytest.raises(RewardError, match="unknown reward"):
+        measure(rows, "nope")
+
+
+def test_half_is_stable_and_splits() -> None:
+    rows = [{"solution": str(i)} for i in range(200)]
+    halves = [half(row) for row in rows]
+    assert halves == [half(row) for row in rows] and 60 < halves.count("A") < 140
+
+
+def _write(path: Path, rows: list[dict[str, Any]], *, gz: bool = False) -> Path:
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    if gz:
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def test_read_labelled(tmp_path: Path) -> None:
+    assert len(read_labelled(_write(tmp_path / "rows.jsonl.gz", ROWS, gz=True))) == 5
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\nnot json\n', encoding="utf-8")
+    with pytest.raises(RewardError, match="bad.jsonl:2: not JSON"):
+        read_labelled(bad)
+
+
+def test_agreement_command(tmp_path: Path) -> None:
+    path = _write(tmp_path / "rows.jsonl", ROWS)
+    out = run("agreement", str(path), "-f", "math", "-f", "math:extract=strict", "--by", "dataset")
+    assert out.returncode == 0, out.stderr
+    assert "50.0%" in out.stdout and "false positives first" in out.stdout
+    reports = json.loads(run("agreement", str(path), "-f", "math", "--json").stdout)
+    assert [(r["n"], r["agree"], r["false_positives"]) for r in reports] == [(4, 2, 1)]
+    mapped = _write(tmp_path / "mapped.jsonl", [{**r, "answer": r["solution"], "solution": None} for r in ROWS])
+    reports = json.loads(run("agreement", str(mapped), "-f", "math", "-c", "solution=answer", "--json").stdout)
+    assert reports[0]["agree"] == 2
+    halves = [json.loads(run("agreement", str(path), "-f", "math", "--half", h, "--json").stdout) for h in "AB"]
+    assert sum(h[0]["n"] for h in halves) == 4
+    for bad in (["-c", "solution"], ["--half", "C"], ["-f", "nope"]):
+        failed = run("agreement", str(path), "-f", "math", *bad)
+        assert failed.returncode == 2 and "error" in failed.stderr
+    assert run("agreement", str(tmp_path / "missing.jsonl"), "-f", "math").returncode == 2
