@@ -66,7 +66,9 @@ def plain_report(rows: list[dict[str, Any]]) -> AgreementReport:
 
 
 def columns_of(rows: list[dict[str, Any]]) -> dict[str, str] | None:
-    if "choices" not in rewardkit.registry.info("math").optional_columns or any(row.get("choices") for row in rows):
+    if "choices" not in rewardkit.registry.info("math").optional_columns or any(
+        row.get("choices") for row in rows
+    ):
         return None  # already named choices
     if any(row.get("options") for row in rows):
         return {"choices": "options"}
@@ -104,7 +106,9 @@ def main() -> None:
                 if name == "plain":
                     report = plain_report(part_rows)
                 else:
-                    [report] = measure(part_rows, configs[name], columns=columns_of(part_rows), show=args.show)
+                    [report] = measure(
+                        part_rows, configs[name], columns=columns_of(part_rows), show=args.show
+                    )
                 figures.append({"file": path.name, "half": part, "config": name, **report.as_dict()})
                 total = totals.setdefault((part, name), [0, 0, 0, 0])
                 total[0] += report.n
@@ -121,7 +125,9 @@ def main() -> None:
         for name in names:
             n, agree, fp, negatives = totals[(part, name)]
             cells.append(f"{agree / n:>12.1%}/{fp / max(negatives, 1):>6.1%}")
-        print(f"{'overall':<44}{part:>5}{totals[(part, names[0])][0]:>6}" + "".join(f"{c:>20}" for c in cells))
+        print(
+            f"{'overall':<44}{part:>5}{totals[(part, names[0])][0]:>6}" + "".join(f"{c:>20}" for c in cells)
+        )
     print(f"({time.perf_counter() - started:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))

@@ -7,8 +7,8 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps', 'repetition',
- 'route', 'soft_overlong', 'tag_count', 'think_format']
+['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps',
+ 'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -130,12 +130,14 @@ def measure(
     for name in required:
         if kept and all(row.get(name) is None for row, _ in kept):
             raise RewardError(f"{key}: the rows have no {name!r} column (map one with columns=)")
-    batch: dict[str, list[Any]] = {name: [row.get(name) for row, _ in kept] for name in (*required, *optional)}
-    batch = {name: values for name, values in batch.items() if name in required or any(v is not None for v in values)}
+    every: dict[str, list[Any]] = {name: [row.get(name) for row, _ in kept] for name in (*required, *optional)}
+    batch: dict[str, Any] = {
+        name: values
+        for name, values in every.items()
+        if name in required or any(v is not None for v in values)
+    }
     scored = (
-        reward.score_detailed([row.get("completion", "") for row, _ in kept], **batch)
-        if kept
-        else Scored([])
+        reward.score_detailed([row.get("completion", "") for row, _ in kept], **batch) if kept else Scored([])
     )
     groups: dict[str | None, list[int]] = {None: list(range(len(kept)))}
     if by is not None:

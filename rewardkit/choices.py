@@ -169,14 +169,17 @@ def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | Non
     return letters[-1] if letters else None
 
 
-def chosen_letter(completion: str, options: Mapping[str, str] | None, *, mode: str = "standard") -> str | None:
+def chosen_letter(
+    completion: str, options: Mapping[str, str] | None, *, mode: str = "standard"
+) -> str | None:
     """The option a completion chooses: its answer marker when it names one after any box ("... \\boxed{0.8}.
     The answer is (F)."), else its final answer (:func:`rewardkit.extract.math_answer`) read as a letter
     or an option text, else its whole final text when that is short and names an option (``(A) Population
     will decrease.``). A completion that states more than two different options as its answer chooses
     none (listing options is no answer).
 
-    >>> chosen_letter("Let me see... The answer is (B).", None), chosen_letter("(A) Yes, it is.", read_choices(["Yes", "No"]))
+    >>> yes_no = read_choices(["Yes", "No"])
+    >>> chosen_letter("Let me see... The answer is (B).", None), chosen_letter("(A) Yes, it is.", yes_no)
     ('B', 'A')
     >>> chosen_letter("The answer is (A). The answer is (B). The answer is (C).", None) is None
     True

@@ -428,8 +428,13 @@ def agreement_command(
     for r in reports:
         top = ", ".join(f"{k} ({v})" for k, v in list(r.reasons.items())[:3]) or "-"
         table.add_row(
-            r.func, r.group or "all", str(r.n), f"{r.rate:.1%}",
-            f"{r.false_positives} ({r.fp_rate:.1%})", str(r.false_negatives), top,
+            r.func,
+            r.group or "all",
+            str(r.n),
+            f"{r.rate:.1%}",
+            f"{r.false_positives} ({r.fp_rate:.1%})",
+            str(r.false_negatives),
+            top,
         )
     Console().print(table)
     for r in reports:

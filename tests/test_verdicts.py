@@ -57,7 +57,11 @@ SUITE = Path(__file__).parent / "data" / "math_verify_suite.jsonl"
         ("so x = (1/2", "standard", None),
         ("so x = (1/2", "lenient", "1/2"),
         ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", "strict", "3"),
-        ("first \\boxed{200} then \\boxed{255}. Final Answer: The final answer is $10,455$.", "strict", "10,455"),
+        (
+            "first \\boxed{200} then \\boxed{255}. Final Answer: The final answer is $10,455$.",
+            "strict",
+            "10,455",
+        ),
         ("\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}", "strict", "(3, 3), (1, 1)"),
         ("first \\boxed{18}, which gives \\boxed{210}", "strict", "210"),
         ("答案是 7。", "strict", "7"),
@@ -69,7 +73,10 @@ def test_math_answer_reads_how_models_write(completion: str, mode: str, answer: 
 
 
 def test_final_segment_markers() -> None:
-    assert final_text("<|begin_of_thought|>x<|end_of_thought|>\n\n<|begin_of_solution|>A<|end_of_solution|>") == "A"
+    assert (
+        final_text("<|begin_of_thought|>x<|end_of_thought|>\n\n<|begin_of_solution|>A<|end_of_solution|>")
+        == "A"
+    )
     assert final_text("<|begin_of_thought|>x<|end_of_thought|> after") == " after"
     assert final_text("<|begin_of_thought|> never ends \\boxed{3}") is None
     assert final_text("<think>a</think>b<|im_end|>") == "b"
@@ -81,8 +88,13 @@ def test_next_turn_is_cut_only_after_an_answer() -> None:
     assert before_next_turn(text) == "The answer is 4.\n\n"
     restated = "Problem: find x.\nWe get x = 2, so the answer is 2."
     assert before_next_turn(restated) == restated
-    assert before_next_turn("So it is $\\boxed{3}$.\n### Problem 2\nthe answer is 5") == "So it is $\\boxed{3}$.\n"
-    assert before_next_turn("<|im_start|>assistant\nthe answer is 3") == "<|im_start|>assistant\nthe answer is 3"
+    assert (
+        before_next_turn("So it is $\\boxed{3}$.\n### Problem 2\nthe answer is 5")
+        == "So it is $\\boxed{3}$.\n"
+    )
+    assert (
+        before_next_turn("<|im_start|>assistant\nthe answer is 3") == "<|im_start|>assistant\nthe answer is 3"
+    )
     assert before_next_turn("the answer is 3<|im_start|>user\nhi") == "the answer is 3"
 
 
@@ -338,10 +350,16 @@ def test_agreement_command(tmp_path: Path) -> None:
     assert "50.0%" in out.stdout and "false positives first" in out.stdout
     reports = json.loads(run("agreement", str(path), "-f", "math", "--json").stdout)
     assert [(r["n"], r["agree"], r["false_positives"]) for r in reports] == [(4, 2, 1)]
-    mapped = _write(tmp_path / "mapped.jsonl", [{**r, "answer": r["solution"], "solution": None} for r in ROWS])
-    reports = json.loads(run("agreement", str(mapped), "-f", "math", "-c", "solution=answer", "--json").stdout)
+    mapped = _write(
+        tmp_path / "mapped.jsonl", [{**r, "answer": r["solution"], "solution": None} for r in ROWS]
+    )
+    reports = json.loads(
+        run("agreement", str(mapped), "-f", "math", "-c", "solution=answer", "--json").stdout
+    )
     assert reports[0]["agree"] == 2
-    halves = [json.loads(run("agreement", str(path), "-f", "math", "--half", h, "--json").stdout) for h in "AB"]
+    halves = [
+        json.loads(run("agreement", str(path), "-f", "math", "--half", h, "--json").stdout) for h in "AB"
+    ]
     assert sum(h[0]["n"] for h in halves) == 4
     for bad in (["-c", "solution"], ["--half", "C"], ["-f", "nope"]):
         failed = run("agreement", str(path), "-f", "math", *bad)

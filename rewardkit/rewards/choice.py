@@ -45,7 +45,9 @@ class Choice(ItemReward):
 
     def __post_init__(self) -> None:
         if self.extract not in EXTRACT_MODES:
-            raise ValueError(f"choice: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}")
+            raise ValueError(
+                f"choice: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}"
+            )
         binary_values("choice", self.correct, self.wrong)
 
     def params(self) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
 from rewardkit.choices import chosen_letter, gold_letter, is_letter, read_choices, states_several
+from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
 from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
@@ -23,7 +23,6 @@ from rewardkit.verify.fastpath import within_tolerance
 from rewardkit.verify.normalise import canonical
 
 __all__ = ["MathEquivalence", "math_equivalence"]
-
 
 
 @register(
@@ -112,7 +111,11 @@ class MathEquivalence(Reward):
         if got is None and states_several(text, options):
             return Explained(0.0, "several_choices", {"answer": answer, "gold": gold})
         if got is not None:
-            detail = {"answer": answer if answer is not None else got, "gold": gold, "compared": f"{got} vs {want}"}
+            detail = {
+                "answer": answer if answer is not None else got,
+                "gold": gold,
+                "compared": f"{got} vs {want}",
+            }
             return Explained(float(got == want), None, detail)
         if options is None:  # a lone letter gold and an answer that is no letter
             return Explained(0.0, "not_a_choice", {"answer": answer, "gold": gold})

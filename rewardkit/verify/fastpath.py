@@ -37,12 +37,14 @@ def plain_number(answer: str) -> Fraction | None:
     power = _POWER_OF_TEN.fullmatch(answer)
     if power is not None:
         exponent = int(power.group(2) or power.group(3))
-        value = Fraction(10) ** exponent if abs(exponent) <= MAX_EXPONENT else None
-        return None if value is None else (-value if power.group(1) == "-" else value)
-    exponent = _EXPONENT.search(answer)
-    if exponent is not None:
-        mantissa = plain_number(answer[: exponent.start()]) if exponent.end() == len(answer) else None
-        power_of = int(exponent.group(1) or exponent.group(2))
+        if abs(exponent) > MAX_EXPONENT:
+            return None
+        ten_to = Fraction(10) ** exponent
+        return -ten_to if power.group(1) == "-" else ten_to
+    times = _EXPONENT.search(answer)
+    if times is not None:
+        mantissa = plain_number(answer[: times.start()]) if times.end() == len(answer) else None
+        power_of = int(times.group(1) or times.group(2))
         if mantissa is None or abs(power_of) > MAX_EXPONENT:
             return None
         return mantissa * Fraction(10) ** power_of

@@ -72,7 +72,11 @@ _UNITS = (
     "|°C|°F|℃|℉|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
 )
 _UNIT = re.compile(
-    r"(?:\\(?:text|textbf|textnormal|textrm|mbox|mathrm|mathbf|operatorname)\s*+\{[\s~]*+(" + _UNITS + r")\s*+\}|(" + _UNITS + r"))"
+    r"(?:\\(?:text|textbf|textnormal|textrm|mbox|mathrm|mathbf|operatorname)\s*+\{[\s~]*+("
+    + _UNITS
+    + r")\s*+\}|("
+    + _UNITS
+    + r"))"
     r"\s*+(?:\^\s*+\{?\s*+(\d)\s*+\}?|([²³]))?\s*+$"
 )
 _DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*+$")
@@ -207,7 +211,9 @@ def _prepare(answer: str) -> str:
         text = text.replace(sup, power)
     text = _LATEX_COMMA.sub("", text)
     if "e" in text or "E" in text:
-        text = _E_NOTATION.sub(lambda m: f"{m.group(1)}\\times 10^{{{m.group(2).replace('+', '')}{m.group(3)}}}", text)
+        text = _E_NOTATION.sub(
+            lambda m: f"{m.group(1)}\\times 10^{{{m.group(2).replace('+', '')}{m.group(3)}}}", text
+        )
     text = _thousands(text)
     if "√" in text or "sqrt" in text:
         text = _roots(text)

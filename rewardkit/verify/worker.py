@@ -19,9 +19,9 @@ from types import FrameType
 from typing import Any
 
 import sympy
-from sympy.core.function import AppliedUndef
 from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+from sympy.core.function import AppliedUndef
 
 # The answer text was already extracted and normalised: read it as LaTeX inside \boxed{}, or as a plain
 # expression. Units were split off by rewardkit.verify.normalise, which compares them and never drops one
