@@ -130,7 +130,8 @@ def measure(
     for name in required:
         if kept and all(row.get(name) is None for row, _ in kept):
             raise RewardError(f"{key}: the rows have no {name!r} column (map one with columns=)")
-    every: dict[str, list[Any]] = {name: [row.get(name) for row, _ in kept] for name in (*required, *optional)}
+    names = (*required, *optional)
+    every: dict[str, list[Any]] = {name: [row.get(name) for row, _ in kept] for name in names}
     batch: dict[str, Any] = {
         name: values
         for name, values in every.items()
