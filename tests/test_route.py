@@ -44,7 +44,7 @@ def test_rows_go_to_their_reward_and_need_only_its_columns() -> None:
     assert scored.values == [1.0, 1.0, 0.0, 1.0, 0.0]
     assert scored.reasons[2] == "wrong_value" or scored.values[2] == 0.0
     assert route.required_columns == ("task",)
-    assert set(route.optional) == {"target", "nums", "answer"}
+    assert set(route.optional) == {"target", "nums", "answer", "choices"}
 
 
 def test_a_route_missing_its_column_names_it_and_other_routes_do_not_care() -> None:

@@ -350,9 +350,9 @@ def test_rewards_columns_reports_a_configured_rewards_columns(secured: Server) -
         return httpx.post(secured.url + "/rewards/columns", json=func, headers=headers)
 
     renamed = columns({"name": "math", "columns": {"solution": "answer"}})
-    assert renamed.json() == {"columns": ["answer"], "optional_columns": []}
+    assert renamed.json() == {"columns": ["answer"], "optional_columns": ["choices"]}
     route = columns({"name": "route", "params": {"routes": {"cd": "countdown", "m": "math"}}})
-    assert route.json() == {"columns": ["task"], "optional_columns": ["target", "nums", "solution"]}
+    assert route.json() == {"columns": ["task"], "optional_columns": ["target", "nums", "solution", "choices"]}
     assert columns({"name": "math", "params": {"workers": 3}}).status_code == 422
     assert columns({"name": "math", "columns": {"nope": "x"}}).status_code == 422
     assert httpx.post(secured.url + "/rewards/columns", json={"name": "math"}).status_code == 401

@@ -35,7 +35,8 @@ def test_server_values_apply_under_caller_values_and_are_not_published() -> None
         "workers": 1,
         "memory_mb": 2048,
         "max_answer_chars": 1000,
-        "extract": "strict",
+        "extract": "standard",
+        "rel_tol": 0.0,
         "correct": 1.0,
         "wrong": 0.0,
     }
