@@ -352,7 +352,8 @@ def test_rewards_columns_reports_a_configured_rewards_columns(secured: Server) -
     renamed = columns({"name": "math", "columns": {"solution": "answer"}})
     assert renamed.json() == {"columns": ["answer"], "optional_columns": ["choices"]}
     route = columns({"name": "route", "params": {"routes": {"cd": "countdown", "m": "math"}}})
-    assert route.json() == {"columns": ["task"], "optional_columns": ["target", "nums", "solution", "choices"]}
+    optional = ["target", "nums", "solution", "choices"]
+    assert route.json() == {"columns": ["task"], "optional_columns": optional}
     assert columns({"name": "math", "params": {"workers": 3}}).status_code == 422
     assert columns({"name": "math", "columns": {"nope": "x"}}).status_code == 422
     assert httpx.post(secured.url + "/rewards/columns", json={"name": "math"}).status_code == 401
