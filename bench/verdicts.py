@@ -128,6 +128,12 @@ def main() -> None:
         print(
             f"{'overall':<44}{part:>5}{totals[(part, names[0])][0]:>6}" + "".join(f"{c:>20}" for c in cells)
         )
+    geoqa = next((p for p in files if p.name.startswith("geoqa")), None)
+    if geoqa is not None:  # R1-V's own reward on R1-V's outputs
+        rows = [r for r in read_labelled(geoqa) if r.get("label") is not None]
+        for part in halves:
+            [report] = measure([r for r in rows if part == "all" or half(r) == part], "r1v_acc")
+            print(f"{'geoqa_dev: r1v_acc':<44}{part:>5}{report.n:>6}{report.rate:>12.1%}/{report.fp_rate:>6.1%}")
     print(f"({time.perf_counter() - started:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))

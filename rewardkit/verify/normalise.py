@@ -68,8 +68,9 @@ _UNITS = (
     "|square\\s+(?:centimeters|meters|feet|inches|units)|centimeters?|millimeters?|kilometers?|meters?"
     "|inches|inch|feet|foot|yards?|miles?|units?|dollars?|cents?|hours?|minutes?|seconds?"
     "|kilograms?|grams?|liters?|litres?|degrees?"
-    # symbols
-    "|°C|°F|℃|℉|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
+    # symbols, the sciences' among them (Minerva: 700 nm, 300 km/s)
+    "|km/s|m/s|°C|°F|℃|℉|nm|μm|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
+    "|keV|MeV|GeV|eV|kJ|mol|kHz|MHz|GHz|Hz|kPa|Pa|atm|AU|kpc|Mpc|pc|yr"
 )
 _UNIT = re.compile(
     r"(?:\\(?:text|textbf|textnormal|textrm|mbox|mathrm|mathbf|operatorname)\s*+\{[\s~]*+("
@@ -78,6 +79,11 @@ _UNIT = re.compile(
     + _UNITS
     + r"))"
     r"\s*+(?:\^\s*+\{?\s*+(\d)\s*+\}?|([²³]))?\s*+$"
+)
+# any unit written as text after a quantity: "300 \\text{ km/s}", "5\\,\\mathrm{kg\\,m^{-1}}"
+_TEXT_UNIT = re.compile(
+    r"\\(?:text|textnormal|textrm|mbox|mathrm)\s*+\{([A-Za-zμΩ°/·.\s~\\,^\-\d]{1,30})\}"
+    r"(?:\s*+\^\s*+\{?\s*+(-?\d)\s*+\}?)?\s*+$"
 )
 _DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*+$")
 _PERCENT_END = re.compile(r"\\?%\s*+$")
@@ -242,6 +248,12 @@ def _split_unit(text: str) -> Canonical:
         name = _UNIT_NAMES.get(name, name)
         power = match.group(3) or {"²": "2", "³": "3"}.get(match.group(4) or "", "")
         return Canonical(value.strip(), name + (f"^{power}" if power else ""))
+    written = _TEXT_UNIT.search(text)
+    if written is not None and written.start() > 0 and re.search(r"[A-Za-zμΩ°]", written.group(1)):
+        value = _SPACING_END.sub("", text[: written.start()])
+        if _is_quantity(value):
+            name = re.sub(r"[\s~]|\\[,;: !]", "", written.group(1))
+            return Canonical(value.strip(), name + (f"^{written.group(2)}" if written.group(2) else ""))
     return Canonical(text)
 
 
