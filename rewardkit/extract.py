@@ -449,9 +449,11 @@ def bare_answer(text: str) -> str | None:
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
 FINAL_SENTENCES = 3  # a closing remark or two may follow the sentence that states the answer
 # what models write after their answer: "I hope it is correct.", "I think that's the final answer.",
-# "Let me know if ...", "Hope this helps!"
+# "Let me know if ...", "Hope this helps!", "That looks good.", "Perfect."
 _CLOSING = re.compile(
     r"\W*(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
+    r"|(?:That|This|It|Everything)\s+(?:looks|seems|makes sense|checks out|is correct|is right)\b"
+    r"|(?:Looks|Seems)\s+(?:good|right|correct)\b|(?:Yes|Yeah|OK|Okay|Great|Perfect|Alright|Good)\b[.!,]"
     r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b)",
     re.IGNORECASE,
 )
