@@ -56,6 +56,7 @@ _PI = re.compile(r"π|(?<![A-Za-z\\])pi(?![A-Za-z])")
 _SQRT_WORD = re.compile(r"(?<![A-Za-z\\])sqrt\s*(?=[({])")
 _ROOT_ATOM = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z]|\\pi\b)")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]|\.\d)")
+_SPACED_THOUSANDS = re.compile(r"-?\d{1,3}(?: \d{3})+(?:\.\d+)?")
 _LATEX_COMMA = re.compile(r"(?<=\d)\{,\}(?=\d)")
 # 4.5e33, 1e-3, 1.07E+16: scientific notation as programs write it, in the spelling Math-Verify reads
 _E_NOTATION = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?)[eE]([+-]?)0*(\d{1,4})(?![\w.])")
@@ -221,6 +222,8 @@ def _prepare(answer: str) -> str:
             lambda m: f"{m.group(1)}\\times 10^{{{m.group(2).replace('+', '')}{m.group(3)}}}", text
         )
     text = _thousands(text)
+    if _SPACED_THOUSANDS.fullmatch(text):  # "1 000": thousands grouped by spaces (the whole answer only)
+        text = text.replace(" ", "")
     if "√" in text or "sqrt" in text:
         text = _roots(text)
     if "π" in text or "pi" in text:
