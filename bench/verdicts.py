@@ -133,7 +133,8 @@ def main() -> None:
         rows = [r for r in read_labelled(geoqa) if r.get("label") is not None]
         for part in halves:
             [report] = measure([r for r in rows if part == "all" or half(r) == part], "r1v_acc")
-            print(f"{'geoqa_dev: r1v_acc':<44}{part:>5}{report.n:>6}{report.rate:>12.1%}/{report.fp_rate:>6.1%}")
+            cell = f"{report.rate:>12.1%}/{report.fp_rate:>6.1%}"
+            print(f"{'geoqa_dev: r1v_acc':<44}{part:>5}{report.n:>6}{cell}")
     print(f"({time.perf_counter() - started:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
