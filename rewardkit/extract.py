@@ -322,9 +322,11 @@ def _tidy(value: str, *, equation: bool = False) -> str:
 
 
 def _last_clause(value: str) -> str:
-    """What follows the last ``=`` or "is" outside brackets, unless a comma outside brackets stands before
-    it (``p=-1, p=2`` is a list of equations, kept whole)."""
-    depth, cut, comma = 0, -1, -1
+    """What follows the last ``=`` or "is" outside brackets: the value a computation or a definition ends
+    in (``18 + 38 = 56``, ``x = 18 + 38 = 56``, ``k = 5``, ``(x, y) = (1, 2)``, ``The volume is 120``).
+    Kept whole: a list of equations (``p=-1, p=2``) and one equation between expressions, which is itself
+    the answer (``x - 2y + z - 1 = 0``)."""
+    depth, cuts, comma = 0, [], -1
     for match in _CLAUSE_TOKEN.finditer(value):
         token = match.group(0)
         if token in "([{":
@@ -335,10 +337,21 @@ def _last_clause(value: str) -> str:
             if token == ",":
                 comma = match.start()
             else:
-                cut = match.end()
-    if cut < 0 or comma >= 0 and comma < cut:
+                cuts.append((match.start(), match.end(), token))
+    if not cuts or comma >= 0 and comma < cuts[-1][1]:
         return value.strip()
-    return value[cut:].strip()
+    start, end, token = cuts[-1]
+    if len(cuts) == 1 and token != "is" and not _DEFINED.fullmatch(value[:start]):
+        return value.strip()  # "x - 2y + z - 1 = 0": an equation, not a value
+    return value[end:].strip()
+
+
+# what the left side of "lhs = value" may be for the value alone to be the answer: a name (x, a_1, f(x),
+# \\theta, MRTS_{l,k}), a tuple of names, or a computation on numbers (18 + 38)
+_DEFINED = re.compile(
+    r"\s*(?:\\?[A-Za-z]+(?:_\{?[\w,]+\}?)?(?:\([^()]*\))?|\([^()]*\)"
+    r"|(?:[\d\s.+\-*/×·^(){}]|\\[A-Za-z]+)*\d(?:[\d\s.+\-*/×·^(){}]|\\[A-Za-z]+)*)\s*"
+)
 
 
 def _unwrap_math(value: str) -> str:
@@ -431,7 +444,7 @@ def _phrase_value(text: str, start: int) -> str | None:
         stop = _SENTENCE_END.search(rest)
         value = rest[: stop.start()] if stop is not None else rest
     tidied = _tidy(value, equation=True)
-    if tidied and not value_like(tidied) and not _COMMAND.search(tidied):
+    if tidied and len(_WORD.findall(_COMMAND.sub(" ", tidied))) >= 2 and not value_like(tidied):
         last = lenient_answer(tidied)  # "Final Answer: Jane started growing Sphere 3 hours ago." -> 3
         return last if last is not None else tidied
     return tidied or None
