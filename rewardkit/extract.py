@@ -167,12 +167,10 @@ def _joins(gap: str) -> bool:
     like, or a short label ending in "and"/"or"/a comma (``\\text{ for part (a) and }``), no sentence end."""
     if _SET_GAP.fullmatch(gap):
         return True
+    if len(gap) > MAX_GAP_CHARS:
+        return False
     words = _GAP_MARKUP.sub(" ", gap)
-    return (
-        len(gap) <= MAX_GAP_CHARS
-        and not re.search(r"[.!?:=]|\n\s*\n", words)
-        and bool(_GAP_JOINER.search(words))
-    )
+    return not re.search(r"[.!?:=]|\n\s*\n", words) and bool(_GAP_JOINER.search(words))
 
 
 def _balanced(text: str, open_at: int, stop: int) -> str | None:
