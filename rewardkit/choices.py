@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
+from rewardkit.extract import QUALIFIED as _QUALIFIED
 from rewardkit.verify.fastpath import fast_verdict
 from rewardkit.verify.normalise import canonical
 
@@ -41,10 +42,11 @@ MAX_OPTION_CHARS = 2_000
 # "Option B", "choice (B):", then what follows it.
 _LETTER = re.compile(
     r"(?:(?:option|choice)\s*)?(?:\\(?:text|textbf|mathrm|mathbf)\s*\{\s*)?"
-    r"[(\[]?\s*([A-Z])\s*[)\]]?\s*\}?(?=$|[\s.:),\]])[.:)]?\s*(.*)",
+    r"[(\[]?\s*+([A-Z])(?=$|[\s.:),\]}])[ \t]*+[)\]]?\s*+\}?[.:)]?\s*+(.*)",
     re.IGNORECASE | re.DOTALL,
 )
-_LABELLED = re.compile(r"\s*[(\[][A-Z][)\]]|[A-Z][.:)]\s")
+_MORE_LETTERS = re.compile(r"\s*+(?:[,;/&]|\band\b|\bor\b)\s*+[(\[]?[A-Z][)\]]?(?![A-Za-z])")
+_LABELLED = re.compile(r"\s*[(\[][A-Z][)\]]|[A-Z][.:)]\s|[A-Z]\s+\(")
 _SPACES = re.compile(r"\s+")
 _MATH_MARKS = re.compile(r"\$|\\[,;:! ]|\\left|\\right|\\text\s*\{([^{}]*)\}|\*\*")
 
@@ -55,7 +57,7 @@ def read_choices(value: object) -> dict[str, str] | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             return None
     if isinstance(value, Mapping):
         items = [(str(k).strip().upper(), v) for k, v in value.items()]
@@ -71,7 +73,10 @@ def read_choices(value: object) -> dict[str, str] | None:
     for letter, text in items:
         if isinstance(text, bool) or not isinstance(text, str | int | float):
             return None
-        options[letter] = str(text)[:MAX_OPTION_CHARS]
+        try:
+            options[letter] = str(text)[:MAX_OPTION_CHARS]
+        except ValueError:  # an integer with more digits than Python converts
+            return None
     return options or None
 
 
@@ -113,7 +118,9 @@ def answer_letter(answer: str, options: Mapping[str, str] | None) -> str | None:
     match = _LETTER.fullmatch(text)
     if match is not None and match.group(1).isupper():  # capitals only: "a" is an article
         letter, rest = match.group(1), match.group(2).strip()
-        if options is None:  # "B", or a labelled option "(B) No", "B. No"
+        if _MORE_LETTERS.match(rest):
+            return None  # "A, B, C, D", "(A) or (B)": several options are no choice
+        if options is None:  # "B", or a labelled option "(B) No", "B. No", "B (No)"
             return letter if not rest or _LABELLED.match(text) else None
         if letter in options:
             if not rest or _by_text(rest, {letter: options[letter]}) == letter:
@@ -154,19 +161,23 @@ def states_several(completion: str, options: Mapping[str, str] | None) -> bool:
     return hedges([answer_letter(value, options) for _, value in stated_answers(before_next_turn(text))])
 
 
-_NAMED = re.compile(r"\(([A-Z])\)|\b(?:option|choice)[ \t]*\(?([A-Z])\b|选项[ \t]*\(?([A-Z])")
+_NAMED = re.compile(
+    r"(?<![A-Za-z0-9_\\])\(([A-Z])\)|\b(?:option|choice)[ \t]*\(?([A-Z])\b|选项[ \t]*\(?([A-Z])"
+)
 _LAST_SENTENCE = re.compile(r"[^.!?。\n]*[.!?。]?\s*$")
 
 
 def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | None:
-    """The option named last in the final sentence, as ``(D)``, ``option D`` or ``选项D`` (``In the
-    figure above, the greatest angle is (D).``)."""
+    """The one option the final sentence names, as ``(D)``, ``option D`` or ``选项D`` (``In the figure
+    above, the greatest angle is (D).``); none when it names several or negates (``not (D)``)."""
     sentence = _LAST_SENTENCE.search(text.rstrip()[-600:])
     if sentence is None:
         return None
-    letters = [next(g for g in m.groups() if g) for m in _NAMED.finditer(sentence.group(0))]
-    letters = [letter for letter in letters if letter in options]
-    return letters[-1] if letters else None
+    if _QUALIFIED.search(sentence.group(0)):
+        return None  # "The answer is not (D)."
+    letters = {next(g for g in m.groups() if g) for m in _NAMED.finditer(sentence.group(0))}
+    letters &= set(options)
+    return letters.pop() if len(letters) == 1 else None  # "(A), (B) and (C) are incorrect": none
 
 
 def chosen_letter(
@@ -206,8 +217,12 @@ def chosen_letter(
             return named
     if len(text.strip()) > BARE_CHARS:
         return None
-    match = _LETTER.match(text.strip().split("\n", 1)[0].strip().strip("*"))
-    if match is None or not match.group(1).isupper():
-        return _by_text(text, options) if options is not None else None
+    first = text.strip().split("\n", 1)[0].strip().strip("*")
+    match = _LETTER.match(first)
+    lone = re.fullmatch(r"[(\[]?[A-Z][)\]]?[.:]?", first) is not None
+    if match is None or not match.group(1).isupper() or not (lone or _LABELLED.match(first)):
+        return _by_text(text, options) if options is not None else None  # "I think ...", "A cat ..."
+    if _MORE_LETTERS.match(match.group(2)):
+        return None
     letter = match.group(1)
     return letter if options is None or letter in options else None

@@ -38,6 +38,7 @@ __all__ = [
     "bare_answer",
     "before_next_turn",
     "EXTRACT_MODES",
+    "QUALIFIED",
     "strip_special_tail",
 ]
 
@@ -202,10 +203,9 @@ _SOLUTION_OPEN, _SOLUTION_CLOSE = "<|begin_of_solution|>", "<|end_of_solution|>"
 #: stop sequences of the harnesses (lm-evaluation-harness, Qwen2.5-Math, MMLU-Pro, OpenCompass) as lines,
 #: and chat templates' user-turn tokens
 _NEXT_TURN = re.compile(
-    r"^[ \t]*(?:#{1,4}[ \t]*)?(?:\*\*)?(?:Question|Problem|Q|Human|User|Exercise|Instruction)\b"
-    r"[ \t]*\d*[ \t]*"
-    r"(?:\*\*)?[ \t]*[:：]"
-    r"|^[ \t]*#{1,4}[ \t]*Problem\b",
+    r"^[ \t]*+(?:#{1,4}[ \t]*+)?(?:\*\*)?(?:Question|Problem|Q|Human|User|Exercise|Instruction)\b"
+    r"[ \t]*+(?:\d++[ \t]*+)?(?:\*\*[ \t]*+)?[:：]"
+    r"|^[ \t]*+#{1,4}[ \t]*+Problem\b",
     re.MULTILINE,
 )
 _TEMPLATE_TURN = re.compile(
@@ -443,9 +443,37 @@ def _phrase_value(text: str, start: int) -> str | None:
         value = rest[: stop.start()] if stop is not None else rest
     tidied = _tidy(value, equation=True)
     if tidied and len(_WORD.findall(_COMMAND.sub(" ", tidied))) >= 2 and not value_like(tidied):
+        leading = _leading_value(tidied)
+        if leading is not None:  # "12, which is more than 10" -> 12; "8 since each side counts" -> 8
+            return leading
+        if QUALIFIED.search(tidied):
+            return None  # "definitely not 1/2", "less than 7": no value is stated
         last = lenient_answer(tidied)  # "Final Answer: Jane started growing Sphere 3 hours ago." -> 3
         return last if last is not None else tidied
     return tidied or None
+
+
+# words that make the value near them something other than the answer: "not 7", "less than 7", "at least 7"
+QUALIFIED = re.compile(
+    r"\b(?:not|never|cannot|can't|isn't|wasn't|aren't|won't|no longer|less than|more than|greater than|"
+    r"fewer than|smaller than|larger than|at least|at most|instead of|rather than|except|other than|"
+    r"neither|nor|excluding|besides)\b",
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(r"\$[^$]*\$|\\\(.*?\\\)|\S+")
+
+
+def _leading_value(text: str) -> str | None:
+    """The value a phrase value starts with, before the words that follow it (``12 apples, not 10`` ->
+    ``12``), when it starts with one; ``None`` when it starts with words."""
+    kept: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _WORD.search(_COMMAND.sub(" ", token.strip("$"))) and not token.startswith("$"):
+            break
+        kept.append(token)
+    value = " ".join(kept).rstrip(",;:").strip()
+    return _tidy(value) if value and value_like(value) else None
 
 
 # -- 3. the whole text as an answer, and the lenient fallback
@@ -478,7 +506,7 @@ FINAL_SENTENCES = 3  # a closing remark or two may follow the sentence that stat
 # what models write after their answer: "I hope it is correct.", "I think that's the final answer.",
 # "Let me know if ...", "Hope this helps!", "That looks good.", "Perfect."
 _CLOSING = re.compile(
-    r"\W*(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
+    r"\W*+(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
     r"|(?:That|This|It|Everything)\s+(?:looks|seems|makes sense|checks out|is correct|is right)\b"
     r"|(?:Looks|Seems)\s+(?:good|right|correct)\b|(?:Yes|Yeah|OK|Okay|Great|Perfect|Alright|Good)\b[.!,]"
     r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b)",
@@ -502,6 +530,8 @@ def sentence_answer(text: str) -> str | None:
     sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
     for sentence in reversed(sentences[-FINAL_SENTENCES:]):
         found = lenient_answer(sentence)
+        if found is not None and QUALIFIED.search(sentence):
+            return None  # "So the result is not 7.", "It is at least 7."
         if found is not None or not _CLOSING.match(sentence):
             return found
     return None  # nothing but closing remarks
@@ -613,7 +643,10 @@ def gold_answer(solution: object) -> str | None:
         if not math.isfinite(solution):
             return None
         solution = repr(solution)
-    text = solution if isinstance(solution, str) else str(solution)
+    try:
+        text = solution if isinstance(solution, str) else str(solution)
+    except ValueError:  # an integer with more digits than Python converts
+        return None
     block = last_tag_block(text, "answer")
     if block is not None:
         return block.strip() or None

@@ -369,3 +369,77 @@ def test_agreement_command(tmp_path: Path) -> None:
         failed = run("agreement", str(path), "-f", "math", *bad)
         assert failed.returncode == 2 and "error" in failed.stderr
     assert run("agreement", str(tmp_path / "missing.jsonl"), "-f", "math").returncode == 2
+
+
+# -- found in review: wrong answers that must not score, inputs that must not hang or crash
+
+OPTIONS = ["10", "20", "30", "40"]
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "choices"),
+    [
+        ("The answer is 12, which is more than 10.", "10", None),
+        ("The answer is 12 (greater than the 10 we had before).", "10", None),
+        ("The final answer is 12 apples, not 10.", "10", None),
+        ("So the answer is 8 since each of the 4 sides counts twice.", "4", None),
+        ("**Final Answer:** 8 for each of the 3 workers", "3", None),
+        ("The answer is definitely not $\\frac{1}{2}$.", "\\frac12", None),
+        ("So the result is not 7.", "7", None),
+        ("It cannot be 7.", "7", None),
+        ("The answer is less than 7.", "7", None),
+        ("The answer is at least 7.", "7", None),
+        ("\\boxed{1.6\\times10^{-19} V}", "3.2\\times10^{-19} V", None),
+        ("\\boxed{\\frac{x}{10^{8}}}", "\\frac{x}{10^{7}}", None),
+        ("\\boxed{10^{-7} x^2}", "3 \\cdot 10^{-7} x", None),
+        ("\\boxed{\\min(x,3)}", "x", None),
+        ("\\boxed{\\lfloor x/3 \\rfloor}", "\\lfloor x/2 \\rfloor", None),
+        ("\\boxed{y = 2x}", "z = 2x", None),
+        ("\\boxed{5 \\text{ million}}", "5", None),
+        ("\\boxed{3\\mathrm{i}}", "3", None),
+        ("\\boxed{2 \\text{ or more}}", "2", None),
+        ("The answer is not (D).", "D", OPTIONS),
+        ("After checking, (A), (B) and (C) are all incorrect.", "C", OPTIONS),
+        ("So f(A) = 7.", "A", OPTIONS),
+        ("I think it is 42.", "I", [str(i) for i in range(10)]),
+        ("A cat sat on 7 mats.", "A", OPTIONS),
+        ("A cat sat on 7 mats.", "A", None),
+        ("\\boxed{A, B, C, D}", "A", OPTIONS),
+        ("\\boxed{A}\\boxed{B}\\boxed{C}\\boxed{D}", "A", OPTIONS),
+        ("The answer is (A), (B), (C) or (D).", "A", OPTIONS),
+    ],
+)
+def test_wrong_answers_do_not_score(completion: str, gold: str, choices: list[str] | None) -> None:
+    for name in ("math", "choice") if choices is not None else ("math",):
+        assert rewardkit.get(name)([completion], solution=[gold], choices=[choices]) in ([0.0], [None]), name
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "choices"),
+    [
+        ("The answer is 12, which is more than 10.", "12", None),
+        ("The final answer is 12 apples, not 10.", "12", None),
+        ("\\boxed{300 \\text{ km/s}}", "300", None),
+        ("\\boxed{\\frac{x}{10^{8}}}", "\\frac{x}{10^{8}}", None),
+        ("\\boxed{y=2x}", "y = 2x", None),
+        ("Thus, the answer is B (plants increase).", "plants increase", ["plants fall", "plants increase"]),
+        ("In the figure, the greatest angle is (D).", "D", OPTIONS),
+    ],
+)
+def test_right_answers_still_score(completion: str, gold: str, choices: list[str] | None) -> None:
+    assert rewardkit.get("math")([completion], solution=[gold], choices=[choices]) == [1.0]
+
+
+@pytest.mark.parametrize("prefix", ["Q", "Question", "**Problem", " #### User", "answer"])
+def test_long_runs_of_blanks_stay_linear(prefix: str) -> None:
+    # a line starting like a new turn, then blanks and no colon, backtracked cubically once (hours at 1 MB)
+    text = (prefix + " " * 100_000 + "x\n") * 3
+    assert math_answer(text).reason == "no_answer"
+    assert chosen_letter(text, {"A": "1", "B": "2"}) is None
+
+
+def test_bad_choices_and_golds_give_a_verdict_not_an_error() -> None:
+    for bad in (["[" * 100_000], [[10**5000, 1]], [{"A": "x", "AB": "y"}], [[None, ["x"]]], [b"AB"]):
+        assert rewardkit.get("math")(["\\boxed{1}"], solution=["1"], choices=bad) == [1.0]
+    huge_gold = rewardkit.get("math").score_detailed(["\\boxed{1}"], solution=[10**5000])
+    assert huge_gold.reasons == ["missing_solution"]

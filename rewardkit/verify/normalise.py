@@ -252,12 +252,28 @@ def _split_unit(text: str) -> Canonical:
         power = match.group(3) or {"²": "2", "³": "3"}.get(match.group(4) or "", "")
         return Canonical(value.strip(), name + (f"^{power}" if power else ""))
     written = _TEXT_UNIT.search(text)
-    if written is not None and written.start() > 0 and re.search(r"[A-Za-zμΩ°]", written.group(1)):
+    if written is not None and written.start() > 0 and _unit_words(written.group(1)):
         value = _SPACING_END.sub("", text[: written.start()])
         if _is_quantity(value):
             name = re.sub(r"[\s~]|\\[,;: !]", "", written.group(1))
             return Canonical(value.strip(), name + (f"^{written.group(2)}" if written.group(2) else ""))
     return Canonical(text)
+
+
+# what \\text{} after a quantity holds when it is not a unit: a number word, i or e, or words of a sentence
+_NOT_UNITS = frozenset(
+    "million billion trillion thousand thousands hundred hundreds dozen dozens i e or and is not no "
+    "more less than only times each per wrong right correct total".split()
+)
+
+
+def _unit_words(text: str) -> bool:
+    """``km/s``, ``nm``, ``kg m^2``, ``apples``: one to three short words, none a number word or a word of
+    a sentence (``\\text{ million}``, ``\\text{ or more}``, ``\\mathrm{i}`` are not units)."""
+    words = [w for w in re.split(r"[\s~/·.,]|\\[,;: !]|\^-?\d", text) if w]
+    return 0 < len(words) <= 3 and all(
+        re.fullmatch(r"[A-Za-zμΩ°]{1,12}", w) and w.lower() not in _NOT_UNITS for w in words
+    )
 
 
 _SEPARATOR_END = re.compile(r"(?:\s|\\[,;: ]|~)$")

@@ -92,40 +92,60 @@ def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | No
 
 NUMERIC_POINTS = 5  # random points two expressions are evaluated at
 NUMERIC_AGREE = 3  # points that must be finite on both sides to confirm
-NUMERIC_TOLERANCE = 1e-6  # relative: Math-Verify's own numbers agree to 6 digits
+NUMERIC_TOLERANCE = 1e-6  # relative, whatever the magnitude: 1.6e-19 V is not 3.2e-19 V
 MAX_NUMERIC_SYMBOLS = 6
+# not compared at sample points: functions of integers, pieces and bounds (floor(x/3) and floor(x/2) agree
+# at many points), calculus a point cannot settle
+_NOT_EVALUATED = (
+    sympy.Derivative,
+    sympy.Integral,
+    sympy.Sum,
+    sympy.Product,
+    sympy.floor,
+    sympy.ceiling,
+    sympy.frac,
+    sympy.Min,
+    sympy.Max,
+    sympy.Abs,
+    sympy.sign,
+    sympy.Mod,
+    sympy.Piecewise,
+    sympy.factorial,
+    sympy.binomial,
+)
 
 
 def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
     """Two expressions in the same variables compared by value at random points (``\\sinh(at)/a`` against
     ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up).
 
-    ``False`` as soon as they differ at a point (beyond ``NUMERIC_TOLERANCE``, relative), ``True`` when
+    ``False`` as soon as they differ at a point (beyond ``NUMERIC_TOLERANCE``, relative; points of magnitude
+    0.1 to 20, both signs), ``True`` when
     they agree at every point where both are finite and those are at least ``NUMERIC_AGREE``, ``None``
     (ask Math-Verify) for anything else: constants, equations, sets, matrices, different variables,
     functions it cannot evaluate. Two different expressions that agree at several random real points is
     the standard probabilistic identity test; the points are the same on every run for the same pair.
     """
     try:
-        gold, prediction = _defined_value(gold), _defined_value(prediction)
+        gold, prediction = _defined_values(gold, prediction)
         if not (isinstance(gold, sympy.Expr) and isinstance(prediction, sympy.Expr)):
             return None
         symbols = sorted(gold.free_symbols, key=str)
         if not symbols or len(symbols) > MAX_NUMERIC_SYMBOLS or set(symbols) != prediction.free_symbols:
             return None
         for side in (gold, prediction):
-            if side.atoms(AppliedUndef, sympy.Derivative, sympy.Integral, sympy.Sum, sympy.Product):
-                return None  # f(x), derivatives, integrals, sums: not values to evaluate here
+            if side.atoms(AppliedUndef, *_NOT_EVALUATED):
+                return None  # f(x), derivatives, sums, piecewise and integer-valued functions: Math-Verify's
         seed = zlib.crc32(f"{gold}|{prediction}".encode())
         rng = random.Random(seed)
         agreed = 0
         for _ in range(NUMERIC_POINTS):
-            point = {s: sympy.Float(rng.choice((-1, 1)) * rng.uniform(0.25, 1.75), 30) for s in symbols}
+            point = {s: sympy.Float(rng.choice((-1, 1)) * 10 ** rng.uniform(-1, 1.3), 30) for s in symbols}
             a = complex(gold.evalf(30, subs=point))
             b = complex(prediction.evalf(30, subs=point))
             if not (cmath.isfinite(a) and cmath.isfinite(b)):
                 continue
-            if abs(a - b) > NUMERIC_TOLERANCE * max(1.0, abs(a), abs(b)):
+            if abs(a - b) > NUMERIC_TOLERANCE * max(abs(a), abs(b)):  # relative; 0 only equals 0
                 return False
             agreed += 1
         return True if agreed >= NUMERIC_AGREE else None
@@ -133,8 +153,15 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
         return None
 
 
-def _defined_value(expr: Any) -> Any:
-    """``x(t) = e^{t}`` or ``y = 2x`` (what is being defined, then its value) as the value itself."""
+def _defined_values(gold: Any, prediction: Any) -> tuple[Any, Any]:
+    """``x(t) = e^{t}`` or ``y = 2x`` (what is being defined, then its value) against a plain expression:
+    the value itself. Two equations stay equations (``y = 2x`` is not ``z = 2x``)."""
+    if isinstance(gold, sympy.Eq) and isinstance(prediction, sympy.Eq):
+        return gold, prediction
+    return _value_of(gold), _value_of(prediction)
+
+
+def _value_of(expr: Any) -> Any:
     if isinstance(expr, sympy.Eq) and isinstance(expr.lhs, sympy.Symbol | AppliedUndef):
         return expr.rhs
     return expr
