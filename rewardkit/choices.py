@@ -30,8 +30,8 @@ __all__ = [
     "chosen_letter",
     "gold_letter",
     "is_letter",
+    "read_choice",
     "read_choices",
-    "states_several",
 ]
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -143,22 +143,7 @@ def gold_letter(gold: str, options: Mapping[str, str] | None) -> str | None:
 
 
 MAX_CHOICES_STATED = 2  # more distinct options stated as "the answer" is hedging, not answering
-
-
-def hedges(stated: Sequence[str | None]) -> bool:
-    """More than two different options stated as the answer."""
-    return len({letter for letter in stated if letter is not None}) > MAX_CHOICES_STATED
-
-
-def states_several(completion: str, options: Mapping[str, str] | None) -> bool:
-    """Whether a completion states more than two different options as its answer (``The answer is (A).
-    The answer is (B). The answer is (C).``): a policy must not be paid for listing options."""
-    from rewardkit.extract import before_next_turn, final_text, stated_answers
-
-    text = final_text(completion)
-    if text is None:
-        return False
-    return hedges([answer_letter(value, options) for _, value in stated_answers(before_next_turn(text))])
+SEVERAL = "several_choices"  # the reason a completion that lists options chooses none
 
 
 _NAMED = re.compile(
@@ -183,46 +168,56 @@ def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | Non
 def chosen_letter(
     completion: str, options: Mapping[str, str] | None, *, mode: str = "standard"
 ) -> str | None:
-    """The option a completion chooses: its answer marker when it names one after any box ("... \\boxed{0.8}.
-    The answer is (F)."), else its final answer (:func:`rewardkit.extract.math_answer`) read as a letter
-    or an option text, else its whole final text when that is short and names an option (``(A) Population
-    will decrease.``). A completion that states more than two different options as its answer chooses
-    none (listing options is no answer).
+    """The option a completion chooses (see :func:`read_choice`), or ``None``.
 
     >>> yes_no = read_choices(["Yes", "No"])
     >>> chosen_letter("Let me see... The answer is (B).", None), chosen_letter("(A) Yes, it is.", yes_no)
     ('B', 'A')
-    >>> chosen_letter("The answer is (A). The answer is (B). The answer is (C).", None) is None
-    True
     """
-    from rewardkit.extract import BARE_CHARS, before_next_turn, final_text, math_answer, stated_answers
+    return read_choice(completion, options, mode=mode)[0]
 
-    text = final_text(completion)
+
+def read_choice(
+    completion: str, options: Mapping[str, str] | None, *, mode: str = "standard"
+) -> tuple[str | None, str | None]:
+    """``(letter, reason)``: the option a completion chooses, and why it chooses none.
+
+    Its answer marker when it names one after any box ("... \\boxed{0.8}. The answer is (F)."), else its
+    final answer (:func:`rewardkit.extract.answer_in`) read as a letter or an option text, else the one
+    option its final sentence names, else its whole final text when that is short and names an option
+    (``(A) Population will decrease.``). A completion that states more than two different options as its
+    answer chooses none (``several_choices``: listing options is no answer).
+
+    >>> read_choice("The answer is (A). The answer is (B). The answer is (C).", None)
+    (None, 'several_choices')
+    """
+    from rewardkit.extract import BARE_CHARS, answer_in, final_segment, stated_answers
+
+    text = final_segment(completion)
     if text is None:
-        return None
-    text = before_next_turn(text)
+        return None, None
     stated = [answer_letter(value, options) for _, value in stated_answers(text)]
-    if hedges(stated):
-        return None
-    answer = math_answer(completion, mode=mode).answer
+    if len({letter for letter in stated if letter is not None}) > MAX_CHOICES_STATED:
+        return None, SEVERAL
+    answer = answer_in(text, mode=mode).answer
     if stated and stated[-1] is not None and answer is not None and answer_letter(answer, options) is None:
-        return stated[-1]  # a letter stated after a boxed value: the value was the working
+        return stated[-1], None  # a letter stated after a boxed value: the value was the working
     if answer:
         letter = answer_letter(answer, options)
         if letter is not None:
-            return letter
+            return letter, None
     if options is not None:
         named = _named_in_final_sentence(text, options)
         if named is not None:
-            return named
+            return named, None
     if len(text.strip()) > BARE_CHARS:
-        return None
+        return None, None
     first = text.strip().split("\n", 1)[0].strip().strip("*")
     match = _LETTER.match(first)
     lone = re.fullmatch(r"[(\[]?[A-Z][)\]]?[.:]?", first) is not None
     if match is None or not match.group(1).isupper() or not (lone or _LABELLED.match(first)):
-        return _by_text(text, options) if options is not None else None  # "I think ...", "A cat ..."
+        return (_by_text(text, options) if options is not None else None), None  # "I think", "A cat"
     if _MORE_LETTERS.match(match.group(2)):
-        return None
+        return None, None
     letter = match.group(1)
-    return letter if options is None or letter in options else None
+    return (letter if options is None or letter in options else None), None

@@ -37,6 +37,8 @@ __all__ = [
     "value_like",
     "bare_answer",
     "before_next_turn",
+    "answer_in",
+    "final_segment",
     "EXTRACT_MODES",
     "QUALIFIED",
     "strip_special_tail",
@@ -402,12 +404,9 @@ def _marked_answer(text: str) -> tuple[int, str] | None:
             value = _tidy(match.group(1), equation=True)
             if value and (best is None or match.start() > best[0]):
                 best = (match.start(), value)
-    for match in _ANSWER_PHRASE.finditer(text, tail_start):
-        if best is not None and match.start() <= best[0]:
-            continue
-        phrase = _phrase_value(text, match.end())
-        if phrase:
-            best = (match.start(), phrase)
+    for position, phrase in stated_answers(text):
+        if best is None or position > best[0]:
+            best = (position, phrase)
     for match in _BOLD.finditer(text, max(0, len(text) - BOLD_TAIL_CHARS)):
         if (best is None or match.start() > best[0]) and value_like(match.group(1)):
             value = _tidy(match.group(1), equation=True)
@@ -583,10 +582,21 @@ def math_answer(completion: str, *, mode: str = "standard") -> Extracted:
     >>> math_answer("<answer>1/2</answer>").answer, math_answer("<think>no end").reason
     ('1/2', 'unclosed_think')
     """
-    text = final_text(completion)
+    text = final_segment(completion)
     if text is None:
         return Extracted(None, "unclosed_think")
-    text = before_next_turn(text)
+    return answer_in(text, mode=mode)
+
+
+def final_segment(completion: str) -> str | None:
+    """The text whose answer counts: :func:`final_text`, cut by :func:`before_next_turn`; ``None`` when
+    the reasoning never ended."""
+    text = final_text(completion)
+    return None if text is None else before_next_turn(text)
+
+
+def answer_in(text: str, *, mode: str = "standard") -> Extracted:
+    """Steps 2-6 of :func:`math_answer` on a final segment that is already cut."""
     block = last_tag_block(text, "answer")
     if block is not None:
         boxes = final_boxes(block)
@@ -617,7 +627,7 @@ def _final_answer_after_box(text: str) -> str | None:
     if found is None or not _FINAL_ANSWER.search(text, found[1]):
         return None
     marked = _marked_answer(text[found[1] :])
-    return marked[1] if marked is not None and _FINAL_ANSWER.search(text, found[1]) else None
+    return marked[1] if marked is not None else None
 
 
 _READERS = {

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.choices import chosen_letter, gold_letter, read_choices, states_several
+from rewardkit.choices import gold_letter, read_choice, read_choices
 from rewardkit.core import Completion, Explained, ItemReward, Verdict, binary_values, revalue
 from rewardkit.extract import EXTRACT_MODES, gold_answer
 from rewardkit.registry import named, register
@@ -62,10 +62,9 @@ class Choice(ItemReward):
         want = gold_letter(gold, options)
         if want is None:  # a gold that names no option cannot be judged as a choice
             return Explained(None, "gold_not_a_choice", {"gold": gold})
-        got = chosen_letter(text, options, mode=self.extract)
+        got, why = read_choice(text, options, mode=self.extract)
         if got is None:
-            reason = "several_choices" if states_several(text, options) else "no_choice"
-            return Explained(0.0, reason, {"answer": None, "gold": want})
+            return Explained(0.0, why or "no_choice", {"answer": None, "gold": want})
         return Explained(float(got == want), None, {"answer": got, "gold": want})
 
     def _score(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.choices import chosen_letter, gold_letter, is_letter, read_choices, states_several
+from rewardkit.choices import gold_letter, is_letter, read_choice, read_choices
 from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
 from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
 from rewardkit.policy import CallerParam
@@ -107,9 +107,9 @@ class MathEquivalence(Reward):
         want = gold_letter(gold, options)
         if want is None:
             return gold  # a gold that is no option: compare as math
-        got = chosen_letter(text, options, mode=self.extract)
-        if got is None and states_several(text, options):
-            return Explained(0.0, "several_choices", {"answer": answer, "gold": gold})
+        got, why = read_choice(text, options, mode=self.extract)
+        if why is not None:
+            return Explained(0.0, why, {"answer": answer, "gold": gold})
         if got is not None:
             detail = {
                 "answer": answer if answer is not None else got,
