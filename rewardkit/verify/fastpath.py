@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rewardkit.verify.normalise import normalise
+from rewardkit.verify.normalise import canonical, normalise, units_agree
 
 __all__ = ["fast_verdict", "plain_number", "within_tolerance"]
 
@@ -94,10 +94,8 @@ def within_tolerance(prediction: str, gold: str, rel_tol: float) -> bool | None:
     >>> within_tolerance("1.07e16", "1.1\\\\times 10^{16}", 0.05), within_tolerance("2", "1", 0.05)
     (True, False)
     """
-    from rewardkit.verify.normalise import canonical
-
     p, g = canonical(prediction), canonical(gold)
-    if p.unit is not None and g.unit is not None and p.unit != g.unit:
+    if not units_agree(p, g):
         return False
     pn, gn = plain_number(normalise(p.text)), plain_number(normalise(g.text))
     if pn is None or gn is None:

@@ -201,7 +201,7 @@ def canonical(answer: str) -> Canonical:
 
 
 def _canonical(answer: str) -> Canonical:
-    return _split_unit(_prepare(answer))
+    return _split_unit(prepared(answer))
 
 
 # "2 & 3" outside a matrix is a list, never a cell Math-Verify may keep alone
@@ -209,7 +209,8 @@ _AMPERSAND = re.compile(r"(?<!\\)&")
 _DOLLARS = re.compile(r"\\?\$")
 
 
-def _prepare(answer: str) -> str:
+def prepared(answer: str) -> str:
+    """An answer's canonical text with its unit, if any, left on (what :func:`canonical` splits)."""
     text = _unwrap(answer.strip())
     if "$" in text:  # "$125$ miles": math marks inside an answer, and \$ for dollars
         text = _DOLLARS.sub("", text).strip()
@@ -287,11 +288,6 @@ def _set_apart(before: str, name: str) -> bool:
     if _SEPARATOR_END.search(before) or before[-1:].isdigit() or not name.isascii():
         return True
     return len(name) > 1 and not before[-1:].isalpha()
-
-
-def prepared(answer: str) -> str:
-    """An answer's canonical text with its unit, if any, left on (what :func:`canonical` splits)."""
-    return _prepare(answer)
 
 
 def units_agree(a: Canonical, b: Canonical) -> bool:
