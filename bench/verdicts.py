@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import rewardkit  # noqa: E402
-from rewardkit.agreement import AgreementReport, half, measure, read_labelled  # noqa: E402
+from rewardkit.agreement import AgreementReport, compare, half, measure, read_labelled  # noqa: E402
+from rewardkit.core import Scored  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 DEV_DIR = SHARED / "verdicts" / "real_outputs_dev"
@@ -37,12 +38,12 @@ EXTRA = [SHARED / "verdicts" / "geoqa_dev.jsonl", SHARED / "bench" / "math_grpo_
 CONFIGS = {"strict": "math:extract=strict", "standard": "math", "lenient": "math:extract=lenient"}
 
 
-def plain_math_verify(rows: list[dict[str, Any]]) -> list[float]:
+def plain_math_verify(rows: list[dict[str, Any]]) -> list[float | None]:
     """Math-Verify as its README shows it: parse the gold and the whole completion, then verify."""
     from math_verify import parse, verify
 
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)
-    out = []
+    out: list[float | None] = []
     for row in rows:
         try:
             gold = parse(str(row["solution"]))
@@ -54,14 +55,7 @@ def plain_math_verify(rows: list[dict[str, Any]]) -> list[float]:
 
 
 def plain_report(rows: list[dict[str, Any]]) -> AgreementReport:
-    values = plain_math_verify(rows)
-    report = AgreementReport("plain", None, len(rows), 0, 0, 0, 0)
-    for row, value in zip(rows, values, strict=True):
-        want = float(row["label"]) == 1.0
-        report.positives += want
-        report.agree += (value == 1.0) == want
-        report.false_positives += value == 1.0 and not want
-        report.false_negatives += value != 1.0 and want
+    [report] = compare(rows, Scored(plain_math_verify(rows)), func="plain", show=0)
     return report
 
 

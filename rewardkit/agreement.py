@@ -29,7 +29,7 @@ from typing import Any
 from rewardkit.core import RewardError, Scored
 from rewardkit.engine import FuncSpec, resolve
 
-__all__ = ["AgreementReport", "half", "measure", "read_labelled"]
+__all__ = ["AgreementReport", "compare", "half", "measure", "read_labelled"]
 
 SHOW_CHARS = 160  # how much of an answer, a gold or a completion's end a shown disagreement keeps
 
@@ -89,8 +89,10 @@ def half(row: Mapping[str, Any], key: str = "solution") -> str:
 
 
 def _label(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None if value is None else float(value)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return float(value)
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -140,14 +142,53 @@ def measure(
     scored = (
         reward.score_detailed([row.get("completion", "") for row, _ in kept], **batch) if kept else Scored([])
     )
+    return _reports(key, kept, scored, by, threshold, show)
+
+
+def compare(
+    rows: Sequence[Mapping[str, Any]],
+    scored: Scored,
+    *,
+    func: str,
+    label: str = "label",
+    by: str | None = None,
+    threshold: float = 0.5,
+    show: int = 5,
+) -> list[AgreementReport]:
+    """:func:`measure` for values scored elsewhere (another verifier, a trainer's log): ``scored.values[i]``
+    belongs to ``rows[i]``; rows without a label are left out."""
+    kept: list[tuple[Mapping[str, Any], float]] = []
+    index: list[int] = []
+    for i, row in enumerate(rows):
+        want = _label(row.get(label))
+        if want is not None:
+            kept.append((row, want))
+            index.append(i)
+    subset = Scored(
+        [scored.values[i] for i in index],
+        [scored.reasons[i] for i in index],
+        [scored.details[i] for i in index],
+    )
+    return _reports(func, kept, subset, by, threshold, show)
+
+
+def _reports(
+    func: str,
+    kept: Sequence[tuple[Mapping[str, Any], float]],
+    scored: Scored,
+    by: str | None,
+    threshold: float,
+    show: int,
+) -> list[AgreementReport]:
+    """One report over all ``kept`` rows, then one per value of ``by`` (sorted)."""
     groups: dict[str | None, list[int]] = {None: list(range(len(kept)))}
     if by is not None:
         for i, (row, _) in enumerate(kept):
             groups.setdefault(str(row.get(by)), []).append(i)
-    reports = []
-    for group in sorted(groups, key=lambda g: (g is not None, g or "")):
-        reports.append(_report(key, group, groups[group], kept, scored, threshold, show))
-    return reports
+    return [
+        _report(func, group, groups[group], kept, scored, threshold, show)
+        for group in sorted(groups, key=lambda g: (g is not None, g or ""))
+    ]
 
 
 def _report(
@@ -155,7 +196,7 @@ def _report(
     group: str | None,
     indices: Iterable[int],
     kept: Sequence[tuple[Mapping[str, Any], float]],
-    scored: Any,
+    scored: Scored,
     threshold: float,
     show: int,
 ) -> AgreementReport:
