@@ -120,11 +120,11 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
     ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up).
 
     ``False`` as soon as they differ at a point (beyond ``NUMERIC_TOLERANCE``, relative; points of magnitude
-    0.1 to 20, both signs), ``True`` when
-    they agree at every point where both are finite and those are at least ``NUMERIC_AGREE``, ``None``
-    (ask Math-Verify) for anything else: constants, equations, sets, matrices, different variables,
-    functions it cannot evaluate. Two different expressions that agree at several random real points is
-    the standard probabilistic identity test; the points are the same on every run for the same pair.
+    0.1 to 20, both signs), ``True`` when they agree at every point where both are finite and those are at
+    least ``NUMERIC_AGREE``, ``None`` (ask Math-Verify) for anything else: constants, two equations, sets,
+    matrices, different variables, functions a point cannot settle (``_NOT_EVALUATED``). Two different
+    expressions that agree at several random real points is the standard probabilistic identity test; the
+    points are the same on every run for the same pair.
     """
     try:
         gold, prediction = _defined_values(gold, prediction)
