@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.core import RewardError, Scored
-from rewardkit.engine import FuncSpec, resolve
+from rewardkit.engine import resolve
+from rewardkit.spec import RewardSpec
 
 __all__ = ["AgreementReport", "compare", "half", "measure", "read_labelled"]
 
@@ -108,7 +109,7 @@ def _short(value: object) -> object:
 
 def measure(
     rows: Sequence[Mapping[str, Any]],
-    func: str | FuncSpec,
+    func: str | RewardSpec,
     *,
     label: str = "label",
     by: str | None = None,
@@ -122,9 +123,9 @@ def measure(
 
     Raises :class:`RewardError` for an unknown reward, bad parameters or a column the rows lack.
     """
-    spec = func if isinstance(func, FuncSpec) else _parse(func)
+    spec = RewardSpec.parse(func)
     if columns:
-        spec = FuncSpec(spec.name, spec.params, spec.weight, spec.alias, {**(spec.columns or {}), **columns})
+        spec = spec.replace(columns={**(spec.columns or {}), **columns})
     labelled = [(row, _label(row.get(label))) for row in rows]
     kept = [(row, value) for row, value in labelled if value is not None]
     [(key, reward, _)] = resolve([spec])
@@ -232,9 +233,3 @@ def _report(
     report.reasons = dict(reasons.most_common(8))
     report.examples = [example for _, example in sorted(misses, key=lambda m: m[0])[:show]]
     return report
-
-
-def _parse(text: str) -> FuncSpec:
-    from rewardkit.cli import parse_func_spec  # the CLI's NAME:k=v syntax, one parser
-
-    return parse_func_spec(text)

@@ -21,16 +21,14 @@ of a 422 mid-run; a template parameter that names a file on the client is read h
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from rewardkit.batching import RewardServiceError, ScoreResult, func_json, json_body, request_bodies
 from rewardkit.core import Completion
-from rewardkit.engine import MAX_FUNCS, FuncSpec
-from rewardkit.policy import MAX_SPEC_DEPTH, MAX_SPEC_MAP, PolicyError, read_if_file
 from rewardkit.retry import retry_after_s, retrying
+from rewardkit.spec import MAX_FUNCS, PolicyError, RewardSpec, check, read_if_file
 
 try:
     import httpx
@@ -50,183 +48,24 @@ __all__ = [
 RETRY_STATUS = {429, 500, 502, 503, 504}
 
 
-class RewardServiceError(RuntimeError):
-    """The service answered with an error (or could not be reached after the retries)."""
-
-    def __init__(self, message: str, status_code: int | None = None, detail: Any = None) -> None:
-        super().__init__(message)
-        self.status_code, self.detail = status_code, detail
-
-
-@dataclass
-class ScoreResult:
-    """The body of ``POST /score``, typed."""
-
-    rewards: list[float | None]
-    scores: dict[str, list[float | None]]
-    errors: dict[str, list[str | None]]
-    timing_ms: dict[str, float]
-
-    @classmethod
-    def merge(cls, parts: Sequence[ScoreResult]) -> ScoreResult:
-        """Concatenate the results of consecutive chunks of one batch."""
-        keys = list(parts[0].scores) if parts else []
-        sizes = [len(p.rewards) for p in parts]
-        errors: dict[str, list[str | None]] = {}
-        for key in {k for p in parts for k in p.errors}:
-            errors[key] = [
-                r for p, n in zip(parts, sizes, strict=True) for r in p.errors.get(key, [None] * n)
-            ]
-        return cls(
-            rewards=[r for p in parts for r in p.rewards],
-            scores={k: [v for p in parts for v in p.scores[k]] for k in keys},
-            errors=errors,
-            timing_ms={k: round(sum(p.timing_ms.get(k, 0.0) for p in parts), 3) for k in keys},
-        )
-
-
-def _func_json(func: str | FuncSpec) -> str | dict[str, Any]:
-    if isinstance(func, str):
-        return func
-    body: dict[str, Any] = {"name": func.name, "weight": func.weight, "params": dict(func.params)}
-    if func.alias is not None:
-        body["alias"] = func.alias
-    if func.columns is not None:
-        body["columns"] = dict(func.columns)
-    return body
-
-
 def check_funcs(
-    server: dict[str, Any], funcs: Sequence[str | FuncSpec], base_url: str = "the service"
-) -> list[str | FuncSpec]:
-    """``funcs`` checked against the policy a server publishes (its ``GET /rewards`` body): every reward
-    exists there, every parameter is one a caller may set, numbers are within their caps, nested reward
-    specs likewise. Parameters the server marks ``inline_file`` that name a file here are read and sent as
-    text. Raises :class:`PolicyError` saying what to change."""
-    rewards = {r["name"]: r for r in server.get("rewards", [])}
+    server: dict[str, Any], funcs: Sequence[str | RewardSpec], base_url: str = "the service"
+) -> list[str | RewardSpec]:
+    """``funcs`` checked against the policy a server publishes (its ``GET /rewards`` body) with
+    :func:`rewardkit.spec.check`, the check the server runs itself: every reward exists there, every parameter
+    is one a caller may set, numbers are within their caps, nested reward specs likewise. Parameters the
+    server marks ``inline_file`` that name a file here are read and sent as text. Raises
+    :class:`PolicyError` saying what to change."""
     if len(funcs) > MAX_FUNCS:
         raise PolicyError(f"{len(funcs)} funcs in one request; the service takes at most {MAX_FUNCS}")
-    out: list[str | FuncSpec] = []
+    table = {r["name"]: r.get("params", {}) for r in server.get("rewards", [])}
+    out: list[str | RewardSpec] = []
     for func in funcs:
-        spec = FuncSpec(func) if isinstance(func, str) else func
-        params = _check_params(rewards, spec.name, dict(spec.params), base_url, 0)
-        out.append(
-            func
-            if isinstance(func, str)
-            else FuncSpec(spec.name, params, spec.weight, spec.alias, spec.columns)
+        spec = check(
+            table, RewardSpec(func) if isinstance(func, str) else func, server=base_url, inline=read_if_file
         )
+        out.append(func if isinstance(func, str) else spec)
     return out
-
-
-def _check_params(
-    rewards: dict[str, Any], name: str, params: dict[str, Any], base_url: str, depth: int
-) -> dict[str, Any]:
-    if name not in rewards:
-        raise PolicyError(f"the service at {base_url} has no reward {name!r}; it has {sorted(rewards)}")
-    if depth > MAX_SPEC_DEPTH:
-        raise PolicyError(f"reward specs nested deeper than {MAX_SPEC_DEPTH}")
-    table = rewards[name].get("params", {})
-    for param, value in list(params.items()):
-        policy = table.get(param)
-        if not isinstance(policy, dict) or "settable" not in policy:
-            if param not in table:
-                raise PolicyError(f"reward {name!r} on {base_url} has no parameter {param!r}")
-            continue  # a server that publishes no policy: it will judge for itself
-        if not policy["settable"]:
-            raise PolicyError(
-                f"reward {name!r}: parameter {param!r} is a server setting on {base_url}; a caller "
-                "cannot set it. Ask its operator to set it (REWARDKIT_PARAMS / REWARDKIT_CONFIG), or drop it."
-            )
-        cap = policy.get("cap")
-        if cap is not None and isinstance(value, int | float) and not isinstance(value, bool) and value > cap:
-            raise PolicyError(
-                f"reward {name!r}: parameter {param!r} is {value!r}, over the cap of {cap:g} on {base_url}"
-            )
-        if policy.get("inline_file"):  # a file on the client: the server reads no files for callers
-            params[param] = read_if_file(value)
-        if policy.get("reward_spec"):
-            params[param] = _nested(rewards, value, base_url, depth + 1)
-        if policy.get("reward_spec_map"):
-            if not isinstance(value, dict):
-                raise PolicyError(f"reward {name!r}: parameter {param!r} maps keys to rewards")
-            if len(value) > MAX_SPEC_MAP:
-                raise PolicyError(
-                    f"reward {name!r}: {param!r} holds {len(value)} rewards; at most {MAX_SPEC_MAP}"
-                )
-            params[param] = {k: _nested(rewards, v, base_url, depth + 1) for k, v in value.items()}
-    return params
-
-
-def _nested(rewards: dict[str, Any], value: Any, base_url: str, depth: int) -> Any:
-    if isinstance(value, str):
-        _check_params(rewards, value, {}, base_url, depth)
-        return value
-    if isinstance(value, dict) and isinstance(value.get("name"), str):
-        inner = dict(value.get("params") or {})
-        out = {**value, "params": _check_params(rewards, value["name"], inner, base_url, depth)}
-        return out
-    raise PolicyError('a nested reward is a name or {"name": ..., "params": {...}, "columns": {...}}')
-
-
-def json_body(body: Any) -> bytes:
-    """ASCII JSON: faster to encode here than UTF-8 output, and text a model broke (lone surrogates)
-    travels escaped instead of failing the call."""
-    return json.dumps(body).encode("ascii")
-
-
-def _group_keys(columns: dict[str, Any], n: int) -> list[int] | None:
-    """Each completion's GRPO group (see :func:`rewardkit.lengths.group_keys`), or ``None`` without one."""
-    from rewardkit.lengths import GROUP_COLUMNS, group_keys
-
-    named = {k: v for k, v in columns.items() if k in GROUP_COLUMNS and isinstance(v, list) and len(v) == n}
-    return group_keys(named, n, "client") if named else None
-
-
-class _Cuts:
-    """Where a batch may be cut into requests: anywhere, or only between groups."""
-
-    def __init__(self, groups: list[int] | None, n: int) -> None:
-        self.groups, self.n = groups, n
-
-    def before(self, start: int, end: int) -> int | None:
-        """The last cut in ``(start, end]``, or ``None`` when a group fills it all."""
-        if self.groups is None or end >= self.n:
-            return end if end > start else None
-        for cut in range(end, start, -1):
-            if self.groups[cut] != self.groups[cut - 1]:
-                return cut
-        return None
-
-    def too_large(self, start: int, what: str) -> str:
-        unit = "completion" if self.groups is None else "the group starting at completion"
-        return f"{unit} {start} alone is over {what}; it cannot be split across requests"
-
-    def check_contiguous(self, spans: list[tuple[int, int]]) -> None:
-        if self.groups is None or len(spans) < 2:
-            return
-        seen: dict[int, int] = {}
-        for number, (start, end) in enumerate(spans):
-            for key in set(self.groups[start:end]):
-                if seen.setdefault(key, number) != number:
-                    raise RewardServiceError(
-                        "the batch must be split to fit the server's limits, but a group's completions are "
-                        "not next to each other, so a group would be scored in two requests; keep each "
-                        "group's completions together (as GRPO trainers do)"
-                    )
-
-
-def _body(
-    funcs: Sequence[str | FuncSpec],
-    completions: Sequence[Completion],
-    columns: dict[str, Any],
-    start: int,
-    end: int,
-) -> dict[str, Any]:
-    return {
-        "funcs": [_func_json(f) for f in funcs],
-        "completions": list(completions[start:end]),
-        "columns": {k: list(v)[start:end] for k, v in columns.items()},
-    }
 
 
 class _Answered(Exception):
@@ -279,53 +118,6 @@ class _Retrying:
             http_max_backoff_s,
         )
         self.max_batch = max_batch
-
-    def _bodies(
-        self,
-        server: dict[str, Any],
-        funcs: Sequence[str | FuncSpec],
-        completions: Sequence[Completion],
-        columns: dict[str, Any],
-    ) -> list[bytes]:
-        """The request bodies of a batch: at most the smaller of our and the server's ``max_batch`` items
-        each, and each under the server's body limit (a chunk over it is halved until it fits).
-
-        A GRPO group (the completions sharing a ``group``, ``prompt``, ``prompts`` or ``messages`` value) is
-        never cut: rewards such as ``length`` compare within it. A group that does not fit one request, or
-        groups that are not contiguous in a batch that must be split, raise :class:`RewardServiceError`."""
-        n = len(completions)
-        size = max(1, min(self.max_batch, int(server.get("max_batch") or self.max_batch)))
-        limit = int(float(server.get("max_body_mb") or 64.0) * 1024 * 1024 * 0.98)  # headroom for framing
-        groups = _group_keys(columns, n)
-        cuts = _Cuts(groups, n)
-        pending: list[tuple[int, int]] = []
-        start = 0
-        while start < n:  # chunks of at most `size`, cut between groups
-            end = cuts.before(start, min(start + size, n))
-            if end is None:
-                raise RewardServiceError(cuts.too_large(start, f"the server's max_batch of {size}"), 413)
-            pending.append((start, end))
-            start = end
-        pending = list(reversed(pending or [(0, 0)]))
-        bodies: list[bytes] = []
-        spans: list[tuple[int, int]] = []
-        while pending:
-            start, end = pending.pop()
-            body = json_body(_body(funcs, completions, columns, start, end))
-            if len(body) <= limit:
-                bodies.append(body)
-                spans.append((start, end))
-                continue
-            middle = cuts.before(start, (start + end) // 2) or cuts.before(start, end - 1)
-            if middle is None or middle <= start:
-                raise RewardServiceError(
-                    cuts.too_large(start, f"{len(body):,} bytes, over the server's limit of {limit:,}")
-                    + f" (REWARDKIT_MAX_BODY_MB on {self.base_url})",
-                    413,
-                )
-            pending += [(middle, end), (start, middle)]  # the first half goes first
-        cuts.check_contiguous(spans)
-        return bodies
 
     @staticmethod
     def _columns_of(
@@ -398,25 +190,27 @@ class RewardClient(_Retrying):
             self._server = self.request("GET", "/rewards").json()
         return self._server
 
-    def check(self, funcs: Sequence[str | FuncSpec]) -> list[str | FuncSpec]:
+    def check(self, funcs: Sequence[str | RewardSpec]) -> list[str | RewardSpec]:
         """``funcs`` as they will be sent, checked against the server's policy (see :func:`check_funcs`)."""
         return check_funcs(self.server_info(), funcs, self.base_url)
 
     def score(
-        self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any
+        self, funcs: Sequence[str | RewardSpec], completions: Sequence[Completion], **columns: Any
     ) -> ScoreResult:
         """Score a batch with one or more rewards (split to fit the server's batch and body limits)."""
         funcs = self.check(funcs)
-        bodies = self._bodies(self.server_info(), funcs, completions, columns)
+        bodies = request_bodies(
+            self.server_info(), funcs, completions, columns, self.max_batch, self.base_url
+        )
         return ScoreResult.merge([self._result(self.request("POST", "/score", content=b)) for b in bodies])
 
-    def columns(self, func: str | FuncSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def columns(self, func: str | RewardSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(required, optional): the columns ``func`` reads as configured (a judge template's own
         placeholders included), from ``POST /rewards/columns``; a server without that route gives its
         registry's columns."""
-        spec = FuncSpec(func) if isinstance(func, str) else func
+        spec = RewardSpec(func) if isinstance(func, str) else func
         try:
-            found = self.request("POST", "/rewards/columns", content=json_body(_func_json(spec))).json()
+            found = self.request("POST", "/rewards/columns", content=json_body(func_json(spec))).json()
         except RewardServiceError as exc:
             if exc.status_code not in (404, 405):
                 raise
@@ -460,7 +254,7 @@ class AsyncRewardClient(_Retrying):
             self._server = (await self.request("GET", "/rewards")).json()
         return self._server
 
-    async def check(self, funcs: Sequence[str | FuncSpec]) -> list[str | FuncSpec]:
+    async def check(self, funcs: Sequence[str | RewardSpec]) -> list[str | RewardSpec]:
         return check_funcs(await self.server_info(), funcs, self.base_url)
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
@@ -473,18 +267,20 @@ class AsyncRewardClient(_Retrying):
         raise AssertionError("unreachable")
 
     async def score(
-        self, funcs: Sequence[str | FuncSpec], completions: Sequence[Completion], **columns: Any
+        self, funcs: Sequence[str | RewardSpec], completions: Sequence[Completion], **columns: Any
     ) -> ScoreResult:
         funcs = await self.check(funcs)
-        bodies = self._bodies(await self.server_info(), funcs, completions, columns)
+        bodies = request_bodies(
+            await self.server_info(), funcs, completions, columns, self.max_batch, self.base_url
+        )
         responses = await asyncio.gather(*(self.request("POST", "/score", content=b) for b in bodies))
         return ScoreResult.merge([self._result(r) for r in responses])
 
-    async def columns(self, func: str | FuncSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    async def columns(self, func: str | RewardSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """:meth:`RewardClient.columns`, asynchronously."""
-        spec = FuncSpec(func) if isinstance(func, str) else func
+        spec = RewardSpec(func) if isinstance(func, str) else func
         try:
-            response = await self.request("POST", "/rewards/columns", content=json_body(_func_json(spec)))
+            response = await self.request("POST", "/rewards/columns", content=json_body(func_json(spec)))
             found = response.json()
         except RewardServiceError as exc:
             if exc.status_code not in (404, 405):
@@ -535,8 +331,8 @@ class RemoteReward:
         if connect:
             self._connect()
 
-    def _spec(self) -> FuncSpec:
-        return FuncSpec(self.name, self.params, alias=self.alias, columns=self.column_map)
+    def _spec(self) -> RewardSpec:
+        return RewardSpec(self.name, self.params, alias=self.alias, columns=self.column_map)
 
     def _connect(self) -> RewardClient:
         if self._client is None:
@@ -544,7 +340,7 @@ class RemoteReward:
         if self._columns is None:
             try:
                 (spec,) = self._client.check([self._spec()])
-                assert isinstance(spec, FuncSpec)
+                assert isinstance(spec, RewardSpec)
                 self.params = dict(spec.params)  # a template file read here, sent inline
                 self._columns = sum(self._client.columns(self._spec()), ())
             except Exception:

@@ -1,8 +1,8 @@
 """Scoring several rewards over one batch: what the CLI and the service both call.
 
->>> from rewardkit.engine import FuncSpec, score_batch
+>>> from rewardkit.engine import RewardSpec, score_batch
 >>> result = score_batch(
-...     ["countdown", FuncSpec("format", weight=0.5)],
+...     ["countdown", RewardSpec("format", weight=0.5)],
 ...     ["<think>6*4</think><answer>6 * 4</answer>", "<answer>6 + 4</answer>"],
 ...     {"target": [24, 24], "nums": [[4, 6], [4, 6]]},
 ... )
@@ -23,11 +23,19 @@ from typing import Any
 
 from rewardkit.core import Completion, Reward, RewardError, Scored, check_deadline, deadline
 from rewardkit.registry import get
+from rewardkit.spec import MAX_FUNCS, MAX_WEIGHT, RewardSpec
 
-__all__ = ["BatchResult", "FuncSpec", "ascore_batch", "resolve", "result_keys", "score_batch"]
-
-MAX_WEIGHT = 1e6  # |weight|: larger ones are refused, so a weighted sum always stays a finite number
-MAX_FUNCS = 64  # rewards in one service request (POST /score); in process there is no limit
+__all__ = [
+    "MAX_FUNCS",
+    "MAX_WEIGHT",
+    "BatchResult",
+    "FuncSpec",
+    "RewardSpec",
+    "ascore_batch",
+    "resolve",
+    "result_keys",
+    "score_batch",
+]
 
 #: Builds a configured reward from a name and parameters: ``rewardkit.get`` in-process, a
 #: :class:`rewardkit.policy.RemotePolicy`'s ``build`` for remote callers.
@@ -38,29 +46,8 @@ def _get(name: str, params: Mapping[str, Any]) -> Reward:
     return get(name, **dict(params))
 
 
-@dataclass(frozen=True)
-class FuncSpec:
-    """One reward of a request: its registry name, parameters and weight in the summed reward; ``alias``
-    keys its results (and is its ``__name__``), ``columns`` maps its columns to the caller's (see
-    :func:`rewardkit.get`)."""
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    weight: float = 1.0
-    alias: str | None = None
-    columns: Mapping[str, str] | None = None
-
-    def __post_init__(self) -> None:
-        w = self.weight
-        if (
-            isinstance(w, bool)
-            or not isinstance(w, int | float)
-            or not math.isfinite(w)
-            or abs(w) > MAX_WEIGHT
-        ):
-            raise RewardError(
-                f"reward {self.name!r}: weight must be a finite number within +-{MAX_WEIGHT:g}, got {w!r}"
-            )
+#: The spec of one reward of a request (the name it had before :mod:`rewardkit.spec` held it).
+FuncSpec = RewardSpec
 
 
 @dataclass
@@ -81,7 +68,7 @@ class BatchResult:
 
 
 def resolve(
-    funcs: Sequence[str | FuncSpec | Reward], build: Builder = _get
+    funcs: Sequence[str | RewardSpec | Reward], build: Builder = _get
 ) -> list[tuple[str, Reward, float]]:
     """Build every requested reward (so a bad name or parameter fails before any scoring).
 
@@ -94,7 +81,7 @@ def resolve(
         if isinstance(func, Reward):
             built.append((func, 1.0))
         else:
-            spec = FuncSpec(func) if isinstance(func, str) else func
+            spec = RewardSpec(func) if isinstance(func, str) else func
             reward = build(spec.name, spec.params)
             if spec.alias is not None or spec.columns is not None:
                 try:
@@ -121,7 +108,7 @@ def result_keys(names: Sequence[str]) -> list[str]:
 
 
 def score_batch(
-    funcs: Sequence[str | FuncSpec | Reward],
+    funcs: Sequence[str | RewardSpec | Reward],
     completions: Sequence[Completion],
     columns: Mapping[str, Any],
     *,
@@ -146,7 +133,7 @@ def score_batch(
 
 
 async def ascore_batch(
-    funcs: Sequence[str | FuncSpec | Reward],
+    funcs: Sequence[str | RewardSpec | Reward],
     completions: Sequence[Completion],
     columns: Mapping[str, Any],
     *,

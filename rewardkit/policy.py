@@ -13,64 +13,45 @@ setting*, configured by the operator (``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG`
 >>> policy.build("math", {"workers": 64})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-rewardkit.policy.PolicyError: reward 'math': parameter 'workers' is a server setting; ...
+rewardkit.spec.PolicyError: reward 'math': parameter 'workers' is a server setting; ...
 >>> policy.build("math", {"timeout_s": 3600})
 Traceback (most recent call last):
 ...
-rewardkit.policy.PolicyError: reward 'math': parameter 'timeout_s' is 3600, over this server's cap of 60
+rewardkit.spec.PolicyError: reward 'math': parameter 'timeout_s' is 3600, over this server's cap of 60
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rewardkit.core import Reward, RewardError
+from rewardkit import registry
+from rewardkit.core import Reward, RewardError, finite_number
+from rewardkit.spec import (
+    MAX_SPEC_DEPTH,
+    MAX_SPEC_MAP,
+    MAX_SPECS,
+    CallerParam,
+    PolicyError,
+    RewardSpec,
+    UnknownRewardError,
+    check,
+    read_if_file,
+)
 
 __all__ = [
+    "MAX_SPECS",
+    "MAX_SPEC_DEPTH",
+    "MAX_SPEC_MAP",
     "CallerParam",
     "PolicyError",
     "RemotePolicy",
     "load_params_table",
     "read_if_file",
 ]
-
-
-class PolicyError(RewardError):
-    """A request set a parameter it may not set, or a value over the server's cap."""
-
-
-@dataclass(frozen=True)
-class CallerParam:
-    """A parameter that a remote caller may set.
-
-    Args:
-        cap: the default upper bound on a caller's value (numbers that size work: time limits, lengths,
-            concurrency); the operator may change it (``REWARDKIT_CAPS``). ``None``: no cap.
-        check: validates a caller's value further (raises ``ValueError``), e.g. "an inline template".
-        inline_file: clients read a file named by this parameter and send its text inline.
-        reward_spec: the value names another reward (``"math"`` or ``{"name": ..., "params": {...}}``, with
-            an optional ``"columns"`` map); it is checked by the same policy, recursively, and passed on
-            built.
-        reward_spec_map: the value maps keys to such specs (the ``route`` reward's routes), at most
-            :data:`MAX_SPEC_MAP` of them; each is checked and built the same way.
-    """
-
-    cap: float | None = None
-    check: Callable[[Any], None] | None = None
-    inline_file: bool = False
-    reward_spec: bool = False
-    reward_spec_map: bool = False
-
-
-MAX_SPEC_DEPTH = 4  # nested reward specs (a composite of a composite ...)
-MAX_SPEC_MAP = 64  # rewards in one map of specs (routes)
-MAX_SPECS = 256  # rewards one top-level spec builds, nested ones included
 
 
 def load_params_table(environ: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
@@ -105,27 +86,6 @@ def _json(raw: str, source: str) -> Any:
         raise ValueError(f"{source} is not valid JSON: {exc}") from None
 
 
-def read_if_file(value: Any) -> Any:
-    """The text of the file ``value`` names, for parameters that take a text or a file (a judge template);
-    ``value`` itself otherwise. A value with a ``{`` is text (a template), never a file name."""
-    if isinstance(value, str) and "{" not in value and len(value) < 4096:
-        path = Path(value)
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    return value
-
-
-def _finite(value: float) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 class RemotePolicy:
     """Builds rewards for remote callers: caller parameters checked and capped, server settings merged in.
 
@@ -143,9 +103,6 @@ class RemotePolicy:
         server_params: Mapping[str, Mapping[str, Any]] | None = None,
         caps: Mapping[str, Mapping[str, float]] | None = None,
     ) -> None:
-        from rewardkit import registry
-
-        self._registry = registry
         self.server_params = {k: dict(v) for k, v in (server_params or {}).items()}
         self.caps: dict[str, dict[str, float]] = {}
         for name, params in self.server_params.items():
@@ -167,7 +124,7 @@ class RemotePolicy:
                     raise ValueError(
                         f"REWARDKIT_CAPS: {name}.{param} is not a parameter callers may set, so it has no cap"
                     )
-                if not _is_number(cap) or not _finite(cap) or cap < 0:
+                if not finite_number(cap) or cap < 0:
                     raise ValueError(f"REWARDKIT_CAPS: {name}.{param} must be a non-negative number")
             self.caps[name] = dict(table)
 
@@ -184,7 +141,7 @@ class RemotePolicy:
 
     def _info(self, name: str, source: str) -> Any:
         try:
-            return self._registry.info(name)
+            return registry.info(name)
         except RewardError as exc:
             raise ValueError(f"{source}: {exc}") from None
 
@@ -192,109 +149,65 @@ class RemotePolicy:
         """The cap on a caller's value of ``name.param`` on this server (``None``: no cap)."""
         if param in self.caps.get(name, {}):
             return self.caps[name][param]
-        declared: CallerParam | None = self._registry.info(name).caller_params.get(param)
+        declared: CallerParam | None = registry.info(name).caller_params.get(param)
         return declared.cap if declared is not None else None
 
-    def check(
-        self, name: str, params: Mapping[str, Any], *, _depth: int = 0, _budget: list[int] | None = None
-    ) -> dict[str, Any]:
-        """The caller's parameters for ``name``, checked, with nested reward specs built.
+    @property
+    def table(self) -> Mapping[str, Mapping[str, Any]]:
+        """This server's policy table, ``{reward: describe(reward)}``: what ``GET /rewards`` publishes and
+        what :func:`rewardkit.spec.check` checks a caller's spec against (read from the registry as it is
+        now, so rewards registered later are in it)."""
+        return _Table(self)
 
-        Raises PolicyError naming the parameter (and the value and the cap, for a value over its cap)."""
-        info = self._registry.info(name)
-        checked: dict[str, Any] = {}
-        for param, value in params.items():
-            if param not in info.params:
-                allowed = ", ".join(sorted(info.params)) or "none"
-                raise PolicyError(f"reward {name!r} has no parameter {param!r}; parameters: {allowed}")
-            declared: CallerParam | None = info.caller_params.get(param)
-            if declared is None:
-                raise PolicyError(
-                    f"reward {name!r}: parameter {param!r} is a server setting; a caller cannot set it "
-                    "(the operator sets it in REWARDKIT_PARAMS or REWARDKIT_CONFIG)"
-                )
-            cap = self.cap(name, param)
-            if cap is not None and _is_number(value) and not value <= cap:  # NaN is over every cap
-                raise PolicyError(
-                    f"reward {name!r}: parameter {param!r} is {value!r}, over this server's cap of {cap:g}"
-                )
-            if declared.check is not None:
-                try:
-                    declared.check(value)
-                except ValueError as exc:
-                    raise PolicyError(f"reward {name!r}: parameter {param!r}: {exc}") from None
-            if declared.reward_spec:
-                value = self._nested(value, _depth, _budget)
-            elif declared.reward_spec_map:
-                value = self._nested_map(value, _depth, _budget)
-            checked[param] = value
-        return checked
+    def build(self, name: str, params: Mapping[str, Any] | None = None) -> Reward:
+        """A reward configured for a remote caller: the caller's spec checked against this server's table
+        (:func:`rewardkit.spec.check`, the check clients run on the table they fetch), then remote defaults,
+        server settings and the caller's parameters merged, nested specs built the same way. Rewards nested
+        in the operator's settings or in a reward's defaults (cosine's ``accuracy="math"``) are built without
+        the caller checks: a judge the operator routes to keeps the remote defaults (no server files), a
+        math reward the operator's workers.
 
-    def _nested_map(
-        self, value: Any, depth: int, budget: list[int] | None, trusted: bool = False
-    ) -> dict[str, Reward]:
-        if not isinstance(value, Mapping):
-            raise PolicyError("a map of rewards is an object of {key: reward name or spec}")
-        if len(value) > MAX_SPEC_MAP and not trusted:
-            raise PolicyError(f"a map of rewards holds at most {MAX_SPEC_MAP} rewards, got {len(value)}")
-        return {key: self._nested(spec, depth, budget, trusted) for key, spec in value.items()}
+        Raises ``UnknownRewardError`` or ``PolicyError`` naming the parameter (and the value and the cap, for
+        a value over its cap)."""
+        spec = check(self.table, RewardSpec(name, dict(params or {})))
+        return self._build(spec.name, spec.params, caller=True)
 
-    def _nested(self, value: Any, depth: int, budget: list[int] | None, trusted: bool = False) -> Reward:
+    def _build(self, name: str, params: Mapping[str, Any], *, caller: bool) -> Reward:
+        info = registry.info(name)
+        if caller:
+            for param, value in params.items():
+                validate = info.caller_params[param].check
+                if validate is not None:  # checks the table cannot publish ("an inline template")
+                    try:
+                        validate(value)
+                    except ValueError as exc:
+                        raise PolicyError(f"reward {name!r}: parameter {param!r}: {exc}") from None
+        merged = {**info.remote_defaults, **self.server_params.get(name, {}), **params}
+        for param, declared in info.caller_params.items():
+            value = merged.get(param, info.params.get(param))
+            by_caller = caller and param in params
+            if declared.reward_spec and value is not None:
+                merged[param] = self._nested(value, f"reward {name!r}", by_caller)
+            elif declared.reward_spec_map and isinstance(value, Mapping):
+                merged[param] = {k: self._nested(v, f"reward {name!r}", by_caller) for k, v in value.items()}
+        return registry.get(name, **merged)
+
+    def _nested(self, value: Any, owner: str, caller: bool) -> Reward:
         if isinstance(value, Reward):  # built already (an operator's Reward object)
             return value
-        if depth >= MAX_SPEC_DEPTH:
-            raise PolicyError(f"reward specs nested deeper than {MAX_SPEC_DEPTH}")
-        if isinstance(value, str):
-            return self.build(value, {}, _depth=depth + 1, _budget=budget, _trusted=trusted)
-        if isinstance(value, Mapping) and isinstance(value.get("name"), str):
-            params = value.get("params") or {}
-            if not isinstance(params, Mapping) or set(value) - {"name", "params", "columns"}:
-                raise PolicyError(_NESTED_SHAPE)
-            reward = self.build(value["name"], params, _depth=depth + 1, _budget=budget, _trusted=trusted)
-            if value.get("columns") is not None:
-                try:
-                    reward.configure(columns=value["columns"])
-                except ValueError as exc:
-                    raise PolicyError(f"reward {value['name']!r}: {exc}") from None
-            return reward
-        raise PolicyError(_NESTED_SHAPE)
-
-    def build(
-        self,
-        name: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        _depth: int = 0,
-        _budget: list[int] | None = None,
-        _trusted: bool = False,
-    ) -> Reward:
-        """A reward configured for a remote caller: remote defaults, then server settings, then the caller's
-        checked parameters. Rewards nested in the operator's settings or in a reward's defaults (cosine's
-        ``accuracy="math"``) are built the same way, without the caller checks: a judge the operator routes to
-        keeps the remote defaults (no server files), a math reward the operator's workers."""
-        info = self._registry.info(name)
-        budget = [MAX_SPECS] if _budget is None else _budget  # rewards one top-level spec may build
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise PolicyError(f"one reward spec builds at most {MAX_SPECS} rewards (nested specs and routes)")
-        caller = (
-            dict(params or {}) if _trusted else self.check(name, params or {}, _depth=_depth, _budget=budget)
-        )
-        merged = {**info.remote_defaults, **self.server_params.get(name, {}), **caller}
-        for param, declared in info.caller_params.items():
-            if param in caller and not _trusted:
-                continue  # the caller's: built by check()
-            value = merged.get(param, info.params.get(param))
-            if declared.reward_spec and value is not None:
-                merged[param] = self._nested(value, _depth, budget, trusted=True)
-            elif declared.reward_spec_map and value:
-                merged[param] = self._nested_map(value, _depth, budget, trusted=True)
-        return self._registry.get(name, **merged)
+        spec = RewardSpec.nested(value, owner)
+        reward = self._build(spec.name, spec.params, caller=caller)
+        if spec.columns is not None:
+            try:
+                reward.configure(columns=spec.columns)
+            except ValueError as exc:
+                raise PolicyError(f"reward {spec.name!r}: {exc}") from None
+        return reward
 
     def describe(self, name: str) -> dict[str, dict[str, Any]]:
         """Per parameter: ``default`` (the server's effective value), ``settable`` (by a caller), ``cap``,
         and ``inline_file`` / ``reward_spec`` where they apply. What ``GET /rewards`` publishes."""
-        info = self._registry.info(name)
+        info = registry.info(name)
         server = {**info.remote_defaults, **self.server_params.get(name, {})}
         out: dict[str, dict[str, Any]] = {}
         for param, default in info.params.items():
@@ -313,8 +226,24 @@ class RemotePolicy:
         return out
 
 
-_NESTED_SHAPE = 'a nested reward is a name or {"name": ..., "params": {...}, "columns": {...}}'
-
-
 def _public(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
+
+
+class _Table(Mapping[str, Mapping[str, Any]]):
+    """A policy's table, read lazily: one reward's entry is :meth:`RemotePolicy.describe`."""
+
+    def __init__(self, policy: RemotePolicy) -> None:
+        self._policy = policy
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        try:
+            return self._policy.describe(name)
+        except UnknownRewardError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([info.name for info in registry.list_rewards()])
+
+    def __len__(self) -> int:
+        return len(registry.list_rewards())

@@ -31,7 +31,7 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar, cast
 
 from rewardkit.core import Completion, Reward, RewardError, Verdict
-from rewardkit.policy import CallerParam
+from rewardkit.spec import CallerParam, UnknownRewardError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -54,10 +54,6 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 T = TypeVar("T")
 
 
-class UnknownRewardError(RewardError):
-    """No reward is registered under the requested name."""
-
-
 @dataclass(frozen=True)
 class RewardInfo:
     """What the registry knows about one reward."""
@@ -68,7 +64,7 @@ class RewardInfo:
     params: Mapping[str, Any]
     description: str
     source: str
-    #: the parameters a remote caller may set (see :mod:`rewardkit.policy`); the rest are server settings
+    #: the parameters a remote caller may set (see :mod:`rewardkit.spec`); the rest are server settings
     caller_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: values that apply when the reward is built for a remote caller, under the operator's settings
     remote_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)

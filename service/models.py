@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
 from rewardkit.core import ALIAS_RE, MAX_ALIAS
-from rewardkit.engine import MAX_FUNCS, MAX_WEIGHT
+from rewardkit.spec import MAX_FUNCS, MAX_WEIGHT, RewardSpec
 
 Completion = str | list[dict[str, Any]]
 
@@ -57,7 +57,8 @@ def _valid_text(value: Any, where: str) -> None:
 
 
 class FuncRequest(BaseModel):
-    """A reward to apply: its registry name, parameters, and weight in the summed reward."""
+    """A reward to apply: its registry name, parameters, and weight in the summed reward (the JSON form of
+    :class:`rewardkit.spec.RewardSpec`; :meth:`to_spec` gives the spec)."""
 
     name: str = Field(min_length=1, examples=["countdown"])
     weight: float = 1.0
@@ -81,6 +82,10 @@ class FuncRequest(BaseModel):
         if not math.isfinite(value) or abs(value) > MAX_WEIGHT:
             raise ValueError(f"weight must be a finite number within +-{MAX_WEIGHT:g}")
         return value
+
+    def to_spec(self) -> RewardSpec:
+        """This func as the spec the engine, the policy and the client share."""
+        return RewardSpec(self.name, self.params, self.weight, self.alias, self.columns)
 
     @field_validator("name")
     @classmethod

@@ -3,11 +3,12 @@ reward from a name, a ``{"name", "params"}`` spec or a reward, and the columns t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rewardkit.core import Completion, Reward, Scored
 from rewardkit.registry import get
+from rewardkit.spec import RewardSpec
 
 __all__ = ["ComposedReward", "inner_name", "inner_reward"]
 
@@ -16,16 +17,8 @@ def inner_reward(spec: Any, owner: str) -> Reward:
     """The reward ``spec`` names (in a service, the policy has already built it from the caller's spec)."""
     if isinstance(spec, Reward):
         return spec
-    if isinstance(spec, str):
-        return get(spec)
-    if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
-        unknown = sorted(set(spec) - {"name", "params", "columns"})
-        if unknown:  # a typo ("param") must not drop the settings silently
-            raise ValueError(f"{owner}: a reward spec has name, params and columns; not {', '.join(unknown)}")
-        return get(spec["name"], columns=spec.get("columns"), **dict(spec.get("params") or {}))
-    raise ValueError(
-        f"{owner}: a reward spec is a reward name or {{'name': ..., 'params': {{...}}}}, got {spec!r}"
-    )
+    nested = RewardSpec.nested(spec, owner)
+    return get(nested.name, columns=nested.columns, **dict(nested.params))
 
 
 def inner_name(spec: Any) -> Any:
