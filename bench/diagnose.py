@@ -28,7 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rewardkit.diagnose import GroupStats, diagnose  # noqa: E402
+from rewardkit.diagnose import diagnose  # noqa: E402
+from rewardkit.groups import GroupStats  # noqa: E402
 
 STEP = 512  # completions logged per step
 
