@@ -23,6 +23,7 @@ from rewardkit.rewards.format import format_tags
 from rewardkit.rewards.judge import llm_judge
 from rewardkit.rewards.math_equivalence import math_equivalence
 from rewardkit.rewards.r1v import r1v_accuracy
+from rewardkit.spec import RewardSpec
 
 try:
     __version__ = version("rewardkit")
@@ -38,6 +39,7 @@ __all__ = [
     "Reward",
     "RewardError",
     "RewardInfo",
+    "RewardSpec",
     "Scored",
     "UnknownRewardError",
     "Verdict",

@@ -36,7 +36,7 @@ from rewardkit.verify.guards import risk
 
 __all__ = ["HostGone", "WorkerHost"]
 
-#: (equal, reason) for one pair, as in :mod:`rewardkit.verify.pool`.
+#: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
 Result = tuple[bool | None, str | None]
 Pair = tuple[str, str]  # (gold, prediction), both canonical
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from rewardkit.core import DeadlineExceeded, remaining_s
 from rewardkit.verify.fastpath import fast_verdict, plain_number
 from rewardkit.verify.guards import encodable, guard
-from rewardkit.verify.host import HostGone, WorkerHost
+from rewardkit.verify.host import HostGone, Result, WorkerHost
 from rewardkit.verify.normalise import Canonical, canonical, has_unparsed, normalise, prepared, units_agree
 
 __all__ = [
@@ -39,9 +39,6 @@ __all__ = [
     "require_math",
     "shutdown",
 ]
-
-#: (equal, reason): ``equal`` is None when the pair cannot be judged (the gold is unreadable).
-Result = tuple[bool | None, str | None]
 
 
 def require_math() -> None:
