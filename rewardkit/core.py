@@ -41,6 +41,8 @@ __all__ = [
     "check_deadline",
     "completion_text",
     "deadline",
+    "finite_number",
+    "number_error",
     "remaining_s",
     "revalue",
 ]
@@ -106,12 +108,39 @@ def check_deadline(what: str) -> None:
         raise DeadlineExceeded(f"{what}: the request deadline passed")
 
 
+def finite_number(value: object) -> bool:
+    """Whether ``value`` is a finite ``int`` or ``float``: not a bool, not NaN or an infinity, and not an
+    integer too large for a float (where ``math.isfinite`` would raise ``OverflowError``).
+
+    >>> [finite_number(v) for v in (3, -0.5, True, "1", float("nan"), float("inf"), 10**400)]
+    [True, True, False, False, False, False, False]
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def number_error(owner: str, name: str, rule: str, value: object) -> ValueError:
+    """The ``ValueError`` for a parameter ``name`` of ``owner`` that is not ``rule`` ("a finite number"); an
+    integer too large for a float is called that rather than printed in full.
+
+    >>> number_error("cosine", "max_len_value_wrong", "a finite number", 10**400)
+    ValueError('cosine: max_len_value_wrong is a number too large to use; it must be a finite number')
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and not finite_number(value):
+        return ValueError(f"{owner}: {name} is a number too large to use; it must be {rule}")
+    return ValueError(f"{owner}: {name} must be {rule}, got {value!r}")
+
+
 def binary_values(owner: str, correct: object, wrong: object) -> None:
     """Check a binary reward's ``correct`` and ``wrong`` values (finite numbers; DAPO-style scoring uses
     ``correct=1, wrong=-1``); ``ValueError`` otherwise."""
     for name, value in (("correct", correct), ("wrong", wrong)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValueError(f"{owner}: {name} must be a finite number, got {value!r}")
+        if not finite_number(value):
+            raise number_error(owner, name, "a finite number", value)
 
 
 def revalue(verdicts: Sequence[Any], correct: float, wrong: float) -> list[Any]:
@@ -241,7 +270,7 @@ def _normalise(value: object, reward: str, index: int) -> Explained:
         return Explained(None, reason, detail)
     if isinstance(value, bool | int | float) or hasattr(value, "__float__"):
         number = float(value)
-        if not math.isfinite(number):
+        if not finite_number(number):
             return Explained(None, "non_finite", detail)
         return Explained(number, reason, detail)
     raise RewardError(

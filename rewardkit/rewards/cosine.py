@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Verdict
+from rewardkit.core import Completion, Verdict, finite_number, number_error
 from rewardkit.lengths import TOKEN_COLUMNS, token_counts
 from rewardkit.policy import CallerParam
 from rewardkit.registry import register
@@ -79,8 +79,8 @@ class Cosine(ComposedReward):
             "max_len_value_correct",
         ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise ValueError(f"cosine: {name} must be a finite number, got {value!r}")
+            if not finite_number(value):
+                raise number_error("cosine", name, "a finite number", value)
         self._set_inner()
 
     def params(self) -> dict[str, Any]:

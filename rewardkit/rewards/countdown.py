@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rewardkit.core import Completion, ItemReward, Verdict, binary_values
+from rewardkit.core import Completion, ItemReward, Verdict, binary_values, finite_number
 from rewardkit.extract import last_tag_block
 from rewardkit.registry import named, register
 
@@ -279,7 +279,7 @@ class Countdown(ItemReward):
     def __post_init__(self) -> None:
         fs = self.format_score
         if fs is not None:
-            if isinstance(fs, bool) or not isinstance(fs, int | float) or not 0.0 <= fs <= 1.0:
+            if not finite_number(fs) or not 0.0 <= fs <= 1.0:
                 raise ValueError(f"countdown: format_score must be a number in [0, 1], got {fs!r}")
             object.__setattr__(self, "format_score", float(fs))
         binary_values("countdown", self.correct, self.wrong)

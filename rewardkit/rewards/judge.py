@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib.util
-import math
 import os
 import re
 import threading
@@ -33,6 +32,8 @@ from rewardkit.core import (
     RewardError,
     Scored,
     completion_text,
+    finite_number,
+    number_error,
     remaining_s,
 )
 from rewardkit.judging.cache import Outcome, verdicts
@@ -202,13 +203,8 @@ class LLMJudge(Reward):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"llm_judge: {name} must be an integer >= {low}, got {value!r}")
         for name, number in (("timeout_s", self.timeout_s), ("temperature", self.temperature)):
-            if (
-                isinstance(number, bool)
-                or not isinstance(number, int | float)
-                or not math.isfinite(number)
-                or number < 0
-            ):
-                raise ValueError(f"llm_judge: {name} must be a non-negative number, got {number!r}")
+            if not finite_number(number) or number < 0:
+                raise number_error("llm_judge", name, "a non-negative number", number)
         object.__setattr__(self, "base_url", base_url)
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "api_key_env", key_env)

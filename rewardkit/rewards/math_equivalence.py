@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.choices import gold_letter, is_letter, read_choice, read_choices
-from rewardkit.core import Completion, Explained, Reward, Verdict, binary_values, completion_text, revalue
+from rewardkit.core import (
+    Completion,
+    Explained,
+    Reward,
+    Verdict,
+    binary_values,
+    completion_text,
+    finite_number,
+    revalue,
+)
 from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
 from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
@@ -65,7 +74,7 @@ class MathEquivalence(Reward):
 
     def __post_init__(self) -> None:
         t = self.timeout_s
-        if isinstance(t, bool) or not isinstance(t, int | float) or not (0 < t <= 600) or t != t:
+        if not finite_number(t) or not 0 < t <= 600:
             raise ValueError(f"math: timeout_s must be a number of seconds in (0, 600], got {t!r}")
         object.__setattr__(self, "timeout_s", float(t))
         if self.workers is not None and (
@@ -79,7 +88,7 @@ class MathEquivalence(Reward):
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ValueError(f"math: max_answer_chars must be a positive integer, got {c!r}")
         r = self.rel_tol
-        if isinstance(r, bool) or not isinstance(r, int | float) or not (0.0 <= r < 1.0):
+        if not finite_number(r) or not 0.0 <= r < 1.0:
             raise ValueError(f"math: rel_tol must be a number in [0, 1), got {r!r}")
         object.__setattr__(self, "rel_tol", float(r))
         binary_values("math", self.correct, self.wrong)

@@ -10,7 +10,6 @@ CJK character the values equal ms-swift's.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +54,8 @@ class Repetition(ItemReward):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"repetition: ngram_size must be a positive integer, got {n!r}")
         p = self.max_penalty
-        if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or p > 0:
-            raise ValueError(f"repetition: max_penalty must be a number <= 0, got {p!r}")
+        if not finite_number(p) or p > 0:
+            raise number_error("repetition", "max_penalty", "a number <= 0", p)
 
     def params(self) -> dict[str, Any]:
         return {"ngram_size": self.ngram_size, "max_penalty": self.max_penalty}
