@@ -1,0 +1,89 @@
+"""The ``rewardkit serve`` and ``rewardkit plugin-path`` commands: run the scoring service (uvicorn, or Ray
+Serve), and print where a trainer's plugin file is."""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from rewardkit.adapters import plugin_path, service_app
+
+__all__ = ["plugin_path_command", "serve_command"]
+
+err = Console(stderr=True)
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Serve with Ray Serve (local Ray, or the cluster in RAY_ADDRESS).")
+    ] = False,
+    replicas: Annotated[int, typer.Option(min=1, help="--ray: replicas (fixed).")] = 2,
+    min_replicas: Annotated[int | None, typer.Option(min=0, help="--ray: autoscale from this many.")] = None,
+    max_replicas: Annotated[int | None, typer.Option(min=1, help="--ray: autoscale up to this many.")] = None,
+    target_ongoing_requests: Annotated[
+        float, typer.Option(min=0.1, help="--ray: autoscaling's target requests in flight per replica.")
+    ] = 4.0,
+    cpus_per_replica: Annotated[
+        float, typer.Option(min=0.01, help="--ray: CPUs each replica asks Ray for (its math pool's size).")
+    ] = 1.0,
+) -> None:
+    """Run the scoring service (POST /score, /get_reward, /rewards, /metrics; docs at /docs)."""
+    try:
+        import uvicorn
+    except ImportError:
+        err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
+        raise typer.Exit(2) from None
+    if ray:
+        if not os.environ.get("RAY_ADDRESS"):
+            # A Ray of our own listens on loopback only, whatever --host the service answers on: Ray's own
+            # ports have no authentication. (Ray reads this when it is imported, below.)
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        try:
+            module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
+        except ImportError:
+            err.print("[red]error:[/red] --ray needs Ray Serve: pip install 'rewardkit[ray]'")
+            raise typer.Exit(2) from None
+        options = module.RayOptions(
+            replicas=replicas,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            target_ongoing_requests=target_ongoing_requests,
+            cpus=cpus_per_replica,
+        )
+        module.run(host, port, options)
+        sys.stdout.flush()
+        os._exit(0)  # Ray's exit hooks ran already (bounded); the ones left could wait on a gone raylet
+    if workers > 1 and not os.environ.get("REWARDKIT_MATH_WORKERS"):
+        # the workers share the cores: each one's math pool gets its part of them, not all of them
+        os.environ["REWARDKIT_MATH_WORKERS"] = str(max(1, (os.cpu_count() or 1) // workers))
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # /metrics sums over every worker (prometheus_client's multiprocess mode): a fresh directory a run
+        directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    uvicorn.run(service_app(), factory=True, host=host, port=port, workers=workers)
+
+
+def plugin_path_command(
+    trainer: Annotated[
+        str, typer.Argument(help="The trainer: swift (ms-swift), verl or openrlhf.")
+    ] = "swift",
+) -> None:
+    """Print the path of a trainer's plugin file: ms-swift's --external_plugins, veRL's
+    reward.custom_reward_function.path, OpenRLHF's --reward.remote_url (the file form)."""
+    try:
+        typer.echo(str(plugin_path(trainer)))
+    except (ValueError, FileNotFoundError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
