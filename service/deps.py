@@ -1,28 +1,76 @@
-"""Dependencies shared by the routes: settings, metrics, and the bearer-token check."""
+"""What the routes depend on, as typed ``Annotated[..., Depends()]`` aliases: the app's state and the
+token check.
+
+The app's state is one :class:`ServiceState` that :func:`service.app.create_app` stores; :func:`state_of` is
+the only reader of ``app.state``, and routes take ``SettingsDep``, ``PolicyDep``, ``RewardsDep``,
+``MetricsDep`` or ``ScorerDep`` instead of reaching into the request.
+"""
 
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass, field
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Request
+from fastapi import Depends, Header, HTTPException, Query, Request
+from starlette.applications import Starlette
+
+from rewardkit.policy import RemotePolicy
 
 from .metrics import Metrics
+from .scoring import Scorer, ServerRewards
 from .settings import Settings
 
 
-def get_settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
+@dataclass
+class ServiceState:
+    """Everything one app holds: its settings, its callers' policy, its metrics, and the rewards it built at
+    start-up (empty until then)."""
+
+    settings: Settings
+    policy: RemotePolicy
+    metrics: Metrics
+    rewards: ServerRewards = field(default_factory=dict)
 
 
-def get_metrics(request: Request) -> Metrics:
-    metrics: Metrics = request.app.state.metrics
-    return metrics
+def state_of(app: Starlette) -> ServiceState:
+    """The state :func:`service.app.create_app` stored on ``app``."""
+    state: ServiceState = app.state.rewardkit
+    return state
+
+
+def get_state(request: Request) -> ServiceState:
+    return state_of(request.app)
+
+
+StateDep = Annotated[ServiceState, Depends(get_state)]
+
+
+def get_settings(state: StateDep) -> Settings:
+    return state.settings
+
+
+def get_policy(state: StateDep) -> RemotePolicy:
+    return state.policy
+
+
+def get_rewards(state: StateDep) -> ServerRewards:
+    return state.rewards
+
+
+def get_metrics(state: StateDep) -> Metrics:
+    return state.metrics
+
+
+def get_scorer(state: StateDep) -> Scorer:
+    return Scorer(state.policy, state.settings, state.metrics, state.rewards)
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+PolicyDep = Annotated[RemotePolicy, Depends(get_policy)]
+RewardsDep = Annotated[ServerRewards, Depends(get_rewards)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+ScorerDep = Annotated[Scorer, Depends(get_scorer)]
 
 
 def require_token(
@@ -39,6 +87,20 @@ def require_token(
             detail="missing or invalid bearer token (send 'Authorization: Bearer <REWARDKIT_API_TOKEN>')",
             headers={"WWW-Authenticate": "Bearer"},
         )
+
+
+def token_in_header_or_query(
+    settings: SettingsDep,
+    authorization: Annotated[str | None, Header(description="Bearer <REWARDKIT_API_TOKEN>")] = None,
+    token: Annotated[
+        str | None, Query(max_length=4096, description="The token, for callers that send no headers")
+    ] = None,
+) -> None:
+    """:func:`require_token`, or the token as a ``token`` query parameter (OpenRLHF sends no headers; the
+    access log redacts it)."""
+    if token is not None and token_matches(settings, token):
+        return
+    require_token(settings, authorization)
 
 
 def token_matches(settings: Settings, token: str) -> bool:

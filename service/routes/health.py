@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from ..deps import Authorized, SettingsDep
+from ..deps import Authorized, RewardsDep, SettingsDep
 from ..models import SafeJSONResponse
 
 router = APIRouter(tags=["health"])
@@ -21,10 +21,10 @@ async def healthz() -> dict[str, str]:
     summary="Readiness: every reward's resources (the math worker pool) answer",
     dependencies=Authorized,
 )
-async def readyz(request: Request, settings: SettingsDep) -> SafeJSONResponse:
+async def readyz(rewards: RewardsDep, settings: SettingsDep) -> SafeJSONResponse:
     states: dict[str, str] = {}
     ready = True
-    for name, reward in request.app.state.rewards.items():
+    for name, reward in rewards.items():
         if isinstance(reward, str):  # not configured on this server (e.g. no judge URL): not a failure
             states[name] = reward
             continue

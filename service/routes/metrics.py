@@ -6,14 +6,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..deps import MetricsDep, SettingsDep, require_token
+from ..deps import MetricsDep, RewardsDep, SettingsDep, require_token
 
 router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
-async def metrics(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
+async def metrics(
+    request: Request, metrics: MetricsDep, rewards: RewardsDep, settings: SettingsDep
+) -> Response:
     if not settings.metrics_public:
         require_token(settings, request.headers.get("authorization"))
-    metrics.record_stats(request.app.state.rewards)
+    metrics.record_stats(rewards)
     return Response(generate_latest(metrics.exposition_registry()), media_type=CONTENT_TYPE_LATEST)

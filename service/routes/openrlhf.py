@@ -10,27 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit.adapters.openrlhf import funcs_from, read_request, response_body
 
-from ..deps import MetricsDep, SettingsDep, require_token, token_matches
+from ..deps import ScorerDep, SettingsDep, token_in_header_or_query
 from ..models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
-from .score import check_batch, run_batch
-
-
-def token_in_header_or_query(
-    settings: SettingsDep,
-    authorization: Annotated[str | None, Header(description="Bearer <REWARDKIT_API_TOKEN>")] = None,
-    token: Annotated[
-        str | None, Query(max_length=4096, description="The token, for callers that send no headers")
-    ] = None,
-) -> None:
-    if token is not None and token_matches(settings, token):
-        return
-    require_token(settings, authorization)
-
 
 router = APIRouter(tags=["openrlhf"], dependencies=[Depends(token_in_header_or_query)])
 
@@ -44,21 +30,19 @@ router = APIRouter(tags=["openrlhf"], dependencies=[Depends(token_in_header_or_q
 )
 async def get_reward(
     body: OpenRLHFRequest,
-    request: Request,
     settings: SettingsDep,
-    metrics: MetricsDep,
+    scorer: ScorerDep,
     funcs: Annotated[
         str | None,
         Query(max_length=2048, description="Rewards by name, comma-separated (default: the setting)"),
     ] = None,
 ) -> SafeJSONResponse:
-    check_batch(len(body.query), settings.max_batch)
+    scorer.check_batch(len(body.query))
     try:
         names = funcs_from(funcs) if funcs is not None else list(settings.openrlhf_funcs)
         # off the event loop: labels may hold JSON to parse
         completions, columns = await run_in_threadpool(read_request, body.query, body.prompts, body.labels)
     except ValueError as exc:
         raise HTTPException(422, detail=str(exc)) from None
-    result = await run_batch(request, settings, names, completions, columns)
-    metrics.observe_batch(result)
+    result = await scorer.score(names, completions, columns)
     return SafeJSONResponse(response_body(result))

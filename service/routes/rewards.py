@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit import __version__, registry
 
-from ..deps import Authorized, SettingsDep
+from ..deps import Authorized, PolicyDep, SettingsDep
 from ..models import (
     ColumnsResponse,
     ErrorResponse,
@@ -25,8 +25,7 @@ router = APIRouter(tags=["rewards"], dependencies=Authorized)
     summary="Registered rewards: columns, descriptions, and per parameter whether a caller may set it and "
     "its cap; plus the server's batch, body and time limits",
 )
-async def list_rewards(request: Request, settings: SettingsDep) -> RewardsResponse:
-    policy = request.app.state.policy
+async def list_rewards(policy: PolicyDep, settings: SettingsDep) -> RewardsResponse:
     return RewardsResponse(
         rewards=[
             RewardDescription(
@@ -51,9 +50,9 @@ async def list_rewards(request: Request, settings: SettingsDep) -> RewardsRespon
     "under the request's names when it maps them",
     responses={422: {"model": ErrorResponse}},
 )
-async def reward_columns(func: FuncRequest, request: Request) -> ColumnsResponse:
+async def reward_columns(func: FuncRequest, policy: PolicyDep) -> ColumnsResponse:
     # Built as a scoring request would be (the caller policy), so the answer is about what /score will do.
-    reward = await run_in_threadpool(request.app.state.policy.build, func.name, func.params)
+    reward = await run_in_threadpool(policy.build, func.name, func.params)
     reward.configure(alias=func.alias, columns=func.columns)
     required, optional = reward.caller_columns()
     return ColumnsResponse(columns=list(required), optional_columns=list(optional))
