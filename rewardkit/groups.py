@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardkit.core import finite_number
 from rewardkit.lengths import group_text
 
 __all__ = ["GroupStats", "GroupTracker", "finite", "group_key"]
@@ -37,9 +38,7 @@ EXAMPLE_CHARS = 160
 
 def finite(value: Any) -> float | None:
     """``value`` as a float when it is a finite int or float (not a bool), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+    return float(value) if finite_number(value) else None
 
 
 def _snippet(completion: Any) -> str:
