@@ -1,0 +1,121 @@
+"""Answer markers near the end of a text (step 3 of :mod:`rewardkit.extract`): ``#### x``, ``Answer: x``,
+"the (final) answer (...) is x", a bold value on the final lines."""
+
+from __future__ import annotations
+
+import re
+
+from rewardkit.extract.values import _COMMAND, _WORD, QUALIFIED, TAIL_CHARS, _tidy, lenient_answer, value_like
+
+# "#### 72" (GSM8K), at the start or the end of a line
+_HASHES = re.compile(r"####[ \t]*([^\n]*)")
+_ANSWER_LINE = re.compile(
+    r"^[ \t*#]*(?:final[ \t]+answer|answer|a)[ \t*]*:[ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE
+)
+# "the (final) answer is x", with what models put between "answer" and "is": a short parenthetical
+# ("the answer (arabic numerals) is"), a complement ("the answer to this problem is"), a hedge ("the answer
+# should be"); or "Answer: x", "**Final Answer:** x", "the correct option is (C)".
+_ANSWER_PHRASE = re.compile(
+    r"\b(?:answers?|correct[ \t]+(?:option|choice))\b"
+    r"(?:[ \t]*\([^()\n]{1,40}\))?"
+    r"(?:[ \t]+(?:to|for)[ \t]+[^.\n:=]{1,40}?)?"
+    r"(?:[ \t]+(?:should|would|must|will|could|might|then|therefore|thus|here|now|finally|indeed|clearly"
+    r"|simply|still|again|also|actually|obviously|definitely|probably|exactly|always))*"
+    r"[ \t*]*(?:(?:\bis\b|\bbe\b|\bwas\b|\bequals\b)[ \t*]*:?|:|=|(?=\$|\\[(\[]))[ \t*]*"
+    r"|答案[ \t]*(?:应该|应)?[ \t]*(?:是|为|:|：)[ \t]*",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|。|\n")
+_DISPLAY = re.compile(r"\\\[(.*?)\\\]|\$\$(.*?)\$\$", re.DOTALL)
+_BOLD = re.compile(r"\*\*([^*\n]{1,60})\*\*")
+BOLD_TAIL_CHARS = 300  # a bold value counts on the final lines only
+
+
+def answer_phrase(text: str) -> str | None:
+    """The value after the last answer marker near the end: ``#### x`` (at either end of a line), an
+    ``Answer: x`` line, "the (final) answer (...) is x", a bold value on the final lines.
+
+    >>> answer_phrase("the answer: 18 + 38 = 56, so\\nthe final answer is 56.")
+    '56'
+    >>> answer_phrase("so she makes $18 every day. #### 18")
+    '18'
+    >>> answer_phrase("Therefore, the answer (arabic numerals) is 26.")
+    '26'
+    >>> answer_phrase("The answer is:\\n\\n$(7, 6)$"), answer_phrase("so *n* = **5**.")
+    ('(7, 6)', '5')
+    """
+    found = _marked_answer(text)
+    return found[1] if found is not None else None
+
+
+def _marked_answer(text: str) -> tuple[int, str] | None:
+    """``(position, value)`` of the last answer marker near the end of ``text`` that holds a value."""
+    tail_start = max(0, len(text) - TAIL_CHARS)
+    best: tuple[int, str] | None = None
+    for pattern in (_HASHES, _ANSWER_LINE):
+        for match in pattern.finditer(text, tail_start):
+            value = _tidy(match.group(1), equation=True)
+            if value and (best is None or match.start() > best[0]):
+                best = (match.start(), value)
+    for position, phrase in stated_answers(text):
+        if best is None or position > best[0]:
+            best = (position, phrase)
+    for match in _BOLD.finditer(text, max(0, len(text) - BOLD_TAIL_CHARS)):
+        if (best is None or match.start() > best[0]) and value_like(match.group(1)):
+            value = _tidy(match.group(1), equation=True)
+            if value:
+                best = (match.start(), value)
+    return best
+
+
+def stated_answers(text: str) -> list[tuple[int, str]]:
+    """Every ``(position, value)`` stated with an answer phrase in ``text``'s tail, in order (for
+    multiple choice, where stating several options is no answer).
+
+    >>> stated_answers("The answer is (A). No wait, the answer is (C).")
+    [(4, '(A)'), (32, '(C)')]
+    """
+    found = []
+    for match in _ANSWER_PHRASE.finditer(text, max(0, len(text) - TAIL_CHARS)):
+        value = _phrase_value(text, match.end())
+        if value:
+            found.append((match.start(), value))
+    return found
+
+
+def _phrase_value(text: str, start: int) -> str | None:
+    """The value an answer phrase ending at ``start`` introduces: a display (``\\[...\\]``, ``$$...$$``)
+    that opens there, else the rest of the sentence (the next line when the phrase ends one)."""
+    rest = text[start:].lstrip()
+    display = _DISPLAY.match(rest)
+    if display is not None:
+        value = display.group(1) if display.group(1) is not None else display.group(2)
+    else:
+        stop = _SENTENCE_END.search(rest)
+        value = rest[: stop.start()] if stop is not None else rest
+    tidied = _tidy(value, equation=True)
+    if tidied and len(_WORD.findall(_COMMAND.sub(" ", tidied))) >= 2 and not value_like(tidied):
+        leading = _leading_value(tidied)
+        if leading is not None:  # "12, which is more than 10" -> 12; "8 since each side counts" -> 8
+            return leading
+        if QUALIFIED.search(tidied):
+            return None  # "definitely not 1/2", "less than 7": no value is stated
+        last = lenient_answer(tidied)  # "Final Answer: Jane started growing Sphere 3 hours ago." -> 3
+        return last if last is not None else tidied
+    return tidied or None
+
+
+_TOKEN = re.compile(r"\$[^$]*\$|\\\(.*?\\\)|\S+")
+
+
+def _leading_value(text: str) -> str | None:
+    """The value a phrase value starts with, before the words that follow it (``12 apples, not 10`` ->
+    ``12``), when it starts with one; ``None`` when it starts with words."""
+    kept: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _WORD.search(_COMMAND.sub(" ", token.strip("$"))) and not token.startswith("$"):
+            break
+        kept.append(token)
+    value = " ".join(kept).rstrip(",;:").strip()
+    return _tidy(value) if value and value_like(value) else None

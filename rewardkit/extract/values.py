@@ -1,0 +1,171 @@
+"""Reading a value out of text: how an answer is tidied (``$...$``, bold, the value after the last ``=``),
+what reads as a value rather than prose, and the readers of steps 4-5 of :mod:`rewardkit.extract` (a bare
+value, the finished final sentence, the lenient last value)."""
+
+from __future__ import annotations
+
+import re
+
+_CLAUSE_TOKEN = re.compile(r"[()\[\]{},]|(?<![<>!=])=(?!=)|\bis\b")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+# "x = 5", "x \\in [-2, 7]", "f(x) = 2x", "a_1 \\geq 3": a value stated about a variable
+_RELATION_START = re.compile(
+    r"[A-Za-z](?:_\{?\w+\}?|\([A-Za-z]\))?\s*(?:=|<|>|!=|\\(?:in|le|ge|leq|geq|lt|gt|neq|ne|approx)\b)"
+)
+_WORD = re.compile(r"[A-Za-z]{2,}")
+TAIL_CHARS = 800  # how far from the end an answer marker or a lenient answer is looked for
+
+
+def _tidy(value: str, *, equation: bool = False) -> str:
+    """An answer as written: no surrounding ``$``, bold marks, or full stop; with ``equation`` (an answer
+    read from prose), the value after the last ``=`` (``18 + 38 = 56`` -> ``56``)."""
+    value = value.strip().strip("*").strip()
+    value = _unwrap_math(value)
+    if equation:  # "18 + 38 = 56" -> "56"; "The volume is 120" -> "120"
+        value = _last_clause(value)
+    return value.rstrip(".").strip().strip("*").strip()
+
+
+def _last_clause(value: str) -> str:
+    """What follows the last ``=`` or "is" outside brackets: the value a computation or a definition ends
+    in (``18 + 38 = 56``, ``x = 18 + 38 = 56``, ``k = 5``, ``(x, y) = (1, 2)``, ``The volume is 120``).
+    Kept whole: a list of equations (``p=-1, p=2``) and one equation between expressions, which is itself
+    the answer (``x - 2y + z - 1 = 0``)."""
+    depth, cuts, comma = 0, [], -1
+    for match in _CLAUSE_TOKEN.finditer(value):
+        token = match.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            if token == ",":
+                comma = match.start()
+            else:
+                cuts.append((match.start(), match.end(), token))
+    if not cuts or comma >= 0 and comma < cuts[-1][1]:
+        return value.strip()
+    start, end, token = cuts[-1]
+    if len(cuts) == 1 and token != "is" and not _DEFINED.fullmatch(value[:start]):
+        return value.strip()  # "x - 2y + z - 1 = 0": an equation, not a value
+    return value[end:].strip()
+
+
+# what the left side of "lhs = value" may be for the value alone to be the answer: a name (x, a_1, f(x),
+# \\theta, MRTS_{l,k}), a tuple of names, or a computation on numbers (18 + 38)
+_DEFINED = re.compile(
+    r"\s*(?:\\?[A-Za-z]+(?:_\{?[\w,]+\}?)?(?:\([^()]*\))?|\([^()]*\)"
+    r"|(?:[\d\s.+\-*/×·^(){}]|\\[A-Za-z]+)*\d(?:[\d\s.+\-*/×·^(){}]|\\[A-Za-z]+)*)\s*"
+)
+
+
+def _unwrap_math(value: str) -> str:
+    for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if value.startswith(opening) and value.endswith(closing) and len(value) > len(opening) + len(closing):
+            inner = value[len(opening) : -len(closing)].strip()
+            if "$" not in inner:
+                return inner
+    return value
+
+
+def value_like(text: str) -> bool:
+    """Text that reads as a value rather than prose: it starts like one (a digit, a sign, LaTeX, a bracket,
+    ``x =``) and holds at most one word of two letters or more outside LaTeX commands (a unit).
+
+    >>> value_like("12 cm"), value_like("\\\\frac{1}{2}"), value_like("x = 5"), value_like("Step 3:")
+    (True, True, True, False)
+    """
+    text = _unwrap_math(text.strip().strip("*").strip()).rstrip(".").strip()
+    if not text or len(text) > 200 or text.endswith(":"):
+        return False
+    if not (text[0] in "0123456789-+−.$\\({[|√π" or _RELATION_START.match(text)):
+        return False
+    return len(_WORD.findall(_COMMAND.sub(" ", text))) <= 1
+
+
+# words that make the value near them something other than the answer: "not 7", "less than 7", "at least 7"
+QUALIFIED = re.compile(
+    r"\b(?:not|never|cannot|can't|isn't|wasn't|aren't|won't|no longer|less than|more than|greater than|"
+    r"fewer than|smaller than|larger than|at least|at most|instead of|rather than|except|other than|"
+    r"neither|nor|excluding|besides)\b",
+    re.IGNORECASE,
+)
+
+
+# -- 3. the whole text as an answer, and the lenient fallback
+_VALUE = re.compile(
+    r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]"
+    r"|(?<![\w.])(-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?(?:/\d+)?%?)",
+    re.DOTALL,
+)
+BARE_CHARS = 200  # a completion this short that is only a value is its own answer
+
+
+def bare_answer(text: str) -> str | None:
+    """The text itself when it is only a value (``-5``, ``$[0,1)$``, ``\\frac{10}{9}``, ``x = 3``): a
+    completion that is nothing but its answer.
+
+    >>> bare_answer(" $\\\\frac13 $ "), bare_answer("The sum is 5.")
+    ('\\\\frac13', None)
+    """
+    stripped = text.strip().rstrip(".").strip()
+    if not stripped or len(stripped) > BARE_CHARS:
+        return None
+    inner = _unwrap_math(stripped)
+    if inner != stripped and inner:  # the whole text is one math span: whatever it holds
+        return inner
+    return _tidy(stripped) if value_like(stripped) else None
+
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
+FINAL_SENTENCES = 3  # a closing remark or two may follow the sentence that states the answer
+# what models write after their answer: "I hope it is correct.", "I think that's the final answer.",
+# "Let me know if ...", "Hope this helps!", "That looks good.", "Perfect."
+_CLOSING = re.compile(
+    r"\W*+(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
+    r"|(?:That|This|It|Everything)\s+(?:looks|seems|makes sense|checks out|is correct|is right)\b"
+    r"|(?:Looks|Seems)\s+(?:good|right|correct)\b|(?:Yes|Yeah|OK|Okay|Great|Perfect|Alright|Good)\b[.!,]"
+    r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b)",
+    re.IGNORECASE,
+)
+_FINISHED = (".", "!", "?", "$", "\\)", "\\]")
+
+
+def sentence_answer(text: str) -> str | None:
+    """The last value of the final sentence, when the text ends with a finished sentence (truncated text
+    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``; closing remarks after
+    it (``I hope it is correct.``, ``I think that's the final answer.``) are passed over.
+
+    >>> sentence_answer("First 3 apples.\\n\\nSo f(-2) is 18."), sentence_answer("so x = (1/2")
+    ('18', None)
+    """
+    stripped = text.rstrip()
+    if not stripped.endswith(_FINISHED):
+        return None
+    tail = stripped[-TAIL_CHARS:]
+    sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
+    for sentence in reversed(sentences[-FINAL_SENTENCES:]):
+        found = lenient_answer(sentence)
+        if found is not None and QUALIFIED.search(sentence):
+            return None  # "So the result is not 7.", "It is at least 7."
+        if found is not None or not _CLOSING.match(sentence):
+            return found
+    return None  # nothing but closing remarks
+
+
+def lenient_answer(text: str) -> str | None:
+    """The last value of the text's final lines: a math span (``$...$``, ``\\(...\\)``, ``\\[...\\]``) or
+    a number, the value after its last ``=``.
+
+    >>> lenient_answer("... so the ordered pair is $(7, 6)$."), lenient_answer("The volume is 120.")
+    ('(7, 6)', '120')
+    >>> lenient_answer("So f(-2) is 18. I hope it helps!")
+    '18'
+    """
+    tail = text[-TAIL_CHARS:]
+    for match in reversed(list(_VALUE.finditer(tail))):
+        value = next(group for group in match.groups() if group is not None)
+        tidied = _tidy(value, equation=True)
+        if tidied:
+            return tidied
+    return None
