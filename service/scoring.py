@@ -15,9 +15,8 @@ from starlette.concurrency import run_in_threadpool
 
 from rewardkit import registry
 from rewardkit.core import Completion, Reward
-from rewardkit.engine import BatchResult, ascore_batch
+from rewardkit.engine import BatchResult, RewardSpec, ascore_batch
 from rewardkit.policy import RemotePolicy
-from rewardkit.spec import RewardSpec
 
 from .metrics import Metrics
 from .models import FuncRequest
