@@ -3,7 +3,8 @@
 A reward is called as ``reward(completions, **columns) -> list[float | None]``:
 
 * ``completions`` is a list of strings, or of chat message lists
-  (``[{"role": "assistant", "content": "..."}]``; the last assistant message counts);
+  (``[{"role": "assistant", "content": "..."}]``; the last assistant message counts, see
+  :mod:`rewardkit.chat`);
 * every column is a list aligned with ``completions``; unknown columns are ignored;
 * ``None`` means "not applicable to this sample" (trainers skip it).
 
@@ -25,6 +26,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
+
+from rewardkit.chat import completion_text
 
 __all__ = [
     "BackendUnavailable",
@@ -199,48 +202,6 @@ class Scored:
     def has_reasons(self) -> bool:
         """True when at least one item carries a reason."""
         return any(r is not None for r in self.reasons)
-
-
-def completion_text(completion: object) -> str | None:
-    """The text a reward judges: the string itself, or the last assistant message's content.
-
-    Message content may be a string or a list of OpenAI-style parts (their ``text`` parts are joined).
-    Returns ``None`` for anything that is not a completion, so the caller can give it a defined reward.
-
-    >>> completion_text("<answer>3</answer>")
-    '<answer>3</answer>'
-    >>> completion_text([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "4"}])
-    '4'
-    >>> completion_text(42) is None
-    True
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence) and not isinstance(completion, bytes | bytearray):
-        messages = [m for m in completion if isinstance(m, Mapping)]
-        if len(messages) != len(completion) or not messages:
-            return None
-        assistant = [m for m in messages if m.get("role") == "assistant"]
-        if not assistant:
-            return None
-        return _content_text(assistant[-1].get("content"))
-    return None
-
-
-def _content_text(content: object) -> str | None:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "".join(parts)
-    return None
 
 
 def as_column(name: str, value: object, n: int, reward: str) -> list[Any]:

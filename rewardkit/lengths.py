@@ -19,24 +19,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rewardkit.chat import prompt_messages
 from rewardkit.core import ColumnError
 
 __all__ = ["TOKEN_COLUMNS", "group_keys", "group_text", "token_counts"]
 
 TOKEN_COLUMNS = ("completion_ids", "response_token_ids")
 #: where a completion's GRPO group is read, first found first: an explicit ``group``, the dataset's
-#: ``prompt``, TRL's ``prompts``, ms-swift's ``messages`` (the conversation up to the completion)
+#: ``prompt``, TRL's ``prompts``, ms-swift's ``messages`` (its prompt: the conversation up to the completion)
 GROUP_COLUMNS = ("group", "prompt", "prompts", "messages")
-
-
-def _prompt_part(value: Any) -> Any:
-    """A conversation without the assistant turns it ends with (ms-swift appends the completion)."""
-    if isinstance(value, list | tuple):
-        end = len(value)
-        while end and isinstance(value[end - 1], Mapping) and value[end - 1].get("role") == "assistant":
-            end -= 1
-        return list(value[:end])
-    return value
 
 
 def _count(ids: Any) -> int | None:
@@ -80,7 +71,7 @@ def group_keys(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> lis
             seen: dict[str, int] = {}
             keys = []
             for value in columns[name]:
-                text = group_text(_prompt_part(value) if name == "messages" else value)
+                text = group_text(prompt_messages(value) if name == "messages" else value)
                 keys.append(seen.setdefault(text, len(seen)))
             return keys
     raise ColumnError(

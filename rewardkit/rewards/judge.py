@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from rewardkit import chat
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import (
     BackendUnavailable,
@@ -77,27 +78,18 @@ class JudgeUnavailableError(BackendUnavailable):
 
 
 def question_text(value: Any) -> str:
-    """The question of one row: a string as it is; of a chat (a ``prompts`` or ``messages`` row), the last
-    user message's text.
+    """The question of one row, for the judge's prompt: a string as it is; of a chat (a ``prompts`` or
+    ``messages`` row), the last user message's text (:func:`rewardkit.chat.question_text`); ``""`` for a
+    chat without one or ``None``; any other value as text.
 
     >>> question_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
     ...                {"role": "assistant", "content": "4"}])
     '2+2?'
     """
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | tuple):
-        users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
-        if not users:
-            return ""
-        content = users[-1].get("content")
-        if isinstance(content, list):  # OpenAI-style parts
-            texts = (p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text")
-            return "".join(t for t in texts if isinstance(t, str))
-        return "" if content is None else str(content)
-    return str(value)
+    text = chat.question_text(value)
+    if text is not None:
+        return text
+    return "" if value is None or isinstance(value, list | tuple) else str(value)
 
 
 def _setting(value: Any, env: str) -> Any:
