@@ -44,7 +44,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    value on the final lines (``**194**``, ``*n* = **5**``). The value runs to the end of the sentence (or is
    the display that opens there), after its last top-level ``=``; a marker followed by prose gives the
    prose's last value (``Final Answer: Jane started 3 hours ago.`` is 3). A value is read up to the words
-   after it (``The answer is 12, which is more than 10.`` is 12).
+   after it (``The answer is 12, which is more than 10.`` is 12), and a sentence that negates or bounds its
+   value states no answer (``The answer is not 7.``, ``at least 7``).
 
    >>> math_answer("so she makes $18 every day. #### 18").answer
    '18'
@@ -52,8 +53,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    '26'
    >>> math_answer("Final Answer: Jane started 3 hours ago.").answer
    '3'
-   >>> math_answer("The answer is 12, which is more than 10.").answer
-   '12'
+   >>> math_answer("The answer is 12, which is more than 10.").answer, math_answer("It is at least 7.").answer
+   ('12', None)
 
 4. **The whole segment when it is only a value** (:func:`bare_answer`): one math span (``$[0,1)$``,
    ``$$f(y) = y$$``) or a short value (``-\frac{10}{9}``, ``x \in [-2, 7]``).
@@ -109,9 +110,9 @@ rows that carry ``choices`` or a letter gold, and compares everything else as ma
 >>> scored.values, scored.reasons
 ([1.0, 1.0, 0.0], [None, None, 'several_choices'])
 
-``score_detailed(...).details`` says what was read for every item, and ``rewardkit check`` prints it next to
-a failing golden case. ``tests/golden/verdicts.jsonl`` and ``tests/golden/generalise.jsonl`` pin every rule
-with its source.
+``score_detailed(...).details`` says what was read for every item (``{"answer": "40.0", "gold": "40°",
+"compared": "40.0 vs 40 [°]"}``), and ``rewardkit check`` prints it next to a failing golden case.
+``tests/golden/verdicts.jsonl`` and ``tests/golden/generalise.jsonl`` pin every rule with its source.
 """
 
 from __future__ import annotations
