@@ -37,7 +37,7 @@ from rewardkit.core import (
     number_error,
     remaining_s,
 )
-from rewardkit.judging.cache import Outcome, verdicts
+from rewardkit.judging.cache import Outcome, request_key, verdicts
 from rewardkit.judging.images import ImageRefused, encode_image
 from rewardkit.judging.templates import (
     DEFAULT_TEMPLATE,
@@ -315,7 +315,7 @@ class LLMJudge(Reward):
                     (0.0, str(exc)) if str(exc) == "invalid_completion" else (None, str(exc))
                 )
                 continue
-            key = verdicts.key([self.base_url, self.model, self.temperature, messages])
+            key = request_key([self.base_url, self.model, self.temperature, messages])
             requests.setdefault(key, []).append(i)
             payloads[key] = messages
         own_client = self.client is None
@@ -364,7 +364,7 @@ class LLMJudge(Reward):
     ) -> Outcome:
         import openai
 
-        hit = verdicts.get(key, max_size=self.cache_size)
+        hit = verdicts.get(key) if self.cache_size > 0 else None
         if hit is not None:
             return hit
         body = {"model": self.model, "messages": messages, "temperature": self.temperature}
@@ -398,7 +398,7 @@ class LLMJudge(Reward):
         except Exception as exc:  # garbage bodies and the like: this item, not the batch
             outcome = (None, f"judge_error:{type(exc).__name__}", None)
         if outcome[1] in (None, "unparseable_judgement"):
-            verdicts.put(key, outcome, max_size=self.cache_size)
+            verdicts.put(key, outcome, max_items=self.cache_size)
         return outcome
 
     def _shown_url(self) -> str:

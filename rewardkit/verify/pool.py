@@ -19,11 +19,11 @@ import importlib.util
 import os
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rewardkit.core import DeadlineExceeded, remaining_s
+from rewardkit.lru import LRUCache
 from rewardkit.verify.fastpath import fast_verdict, plain_number
 from rewardkit.verify.guards import encodable, guard
 from rewardkit.verify.host import HostGone, Result, WorkerHost
@@ -106,7 +106,7 @@ class MathVerifier:
         self.memory_mb = memory_mb
         self.overdue_slots = 4 * workers if overdue_slots is None else overdue_slots
         self.cache_size = cache_size
-        self._cache: OrderedDict[Check, Result] = OrderedDict()
+        self._cache: LRUCache[Check, Result] = LRUCache(cache_size)
         self._lock = threading.Lock()
         self._host = WorkerHost(workers, memory_mb, self.overdue_slots)
         self.stats = {
@@ -136,22 +136,11 @@ class MathVerifier:
             self.stats[stat] += n
 
     # -- cache
-    def _cached(self, key: Check) -> Result | None:
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-            return hit
-
     def _remember(self, key: Check, result: Result) -> None:
         reason = result[1]
-        if reason in _TRANSIENT or (reason or "").startswith("verify_error") or self.cache_size <= 0:
+        if reason in _TRANSIENT or (reason or "").startswith("verify_error"):
             return
-        with self._lock:
-            self._cache[key] = result
-            self._cache.move_to_end(key)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+        self._cache.put(key, result)
 
     # -- judging
     def verify_many(
@@ -162,7 +151,7 @@ class MathVerifier:
         results: dict[Check, Result] = {}
         todo: dict[Check, list[Check]] = {}  # canonical pair -> the pairs as written that it stands for
         for check in unique:
-            hit = self._cached(check)
+            hit = self._cache.get(check)
             if hit is not None:
                 results[check] = hit
                 self._count("cache_hits")
