@@ -9,6 +9,92 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
 ['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps',
  'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
+
+Architecture
+------------
+
+Data flows one way::
+
+    trainer, `rewardkit` command or client
+      -> adapter (swift_plugins/, adapters/, cli*.py, service/, client.py)
+      -> spec (what to score) -> registry (names; the policy for remote callers) -> engine (a batch)
+      -> reward functions -> extract/, choices.py, verify/, judging/ (reading and judging answers)
+
+Adapters stay thin: no scoring logic in ``service/``, ``swift_plugins/`` or ``adapters/``. The server and the
+client check a reward spec with one function (``spec.check``) on the policy table the server publishes; the
+client imports neither the engine nor the registry, and rewards import no trust-boundary module.
+``tests/test_architecture.py`` walks the imports (no cycle) and the module sizes (at most 500 lines).
+One job a module (paths under ``rewardkit/`` unless they say otherwise):
+
+The contract, the names, a batch
+
+- ``core.py``: the reward contract: ``Reward``, ``ItemReward``, ``Verdict``/``Explained``, column checks,
+  the finite-number check, deadlines, lifecycle hooks (``ready``, ``stats``, ``close``)
+- ``spec.py``: what names a reward to score with (``RewardSpec``: name, params, weight, alias, columns;
+  from a string, a dict or a configured reward), ``CallerParam``, and the one check of a spec against a
+  published policy table (recursive, with the 256-rewards budget)
+- ``registry.py``: names: ``@register``, ``get``, entry points, which parameters a remote caller may set
+- ``policy.py``: the trust boundary: the server's settings and caps merged, rewards built for remote callers
+- ``engine.py``: several rewards over one batch, weighted, sync and async
+- ``chat.py``: chat messages: which message is the completion, the question and the prompt
+- ``lru.py``: the one bounded cache (the judge's verdicts, the math verifier's)
+- ``retry.py``: the one retry policy (tenacity) of the client and the judge
+- ``concurrency.py``: a concurrency limit shared across threads and event loops
+
+The rewards and what they read
+
+- ``rewards/``: one module a reward (``rewards/README.md``); ``rewards/_composed.py`` the rewards built on
+  another (``cosine``, ``length``), ``rewards/route.py`` rows to the reward their column names
+- ``extract/``: reading final answers and golds, in the documented order (the verdict rules, doctested):
+  ``extract/segment.py`` the final segment, ``extract/containers.py`` ``<answer>`` blocks and boxes,
+  ``extract/markers.py`` answer markers, ``extract/values.py`` a value out of text
+- ``choices.py``: multiple choice: options, letters and option texts on both sides
+- ``verify/``: the math verifier (the comparison rules, doctested): ``verify/normalise.py`` answer text to a
+  canonical form, ``verify/fastpath.py`` exact decisions without SymPy, ``verify/guards.py`` answers refused
+  before SymPy, ``verify/pool.py`` dedup, verdict cache and what goes to the workers, ``verify/host.py`` the
+  worker host process (``python -m rewardkit.verify``, ``verify/__main__.py``) and its pebble pools,
+  ``verify/worker.py`` what runs in a worker
+- ``judging/``: the judge's parts: ``judging/templates.py`` prompts and reading the score,
+  ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache
+- ``lengths.py``: token counts and GRPO groups for the shaping rewards
+- ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
+
+Tools for users
+
+- ``testing.py``: golden files
+- ``agreement.py``: a reward's agreement with labelled data (``rewardkit agreement``, ``bench/verdicts.py``)
+- ``diagnose/``: a GRPO run's reward curves explained: ``diagnose/logs.py`` reading trainers' logs,
+  ``diagnose/findings.py`` the findings, ``diagnose/rescore.py`` rescoring logged completions,
+  ``diagnose/report.py`` the report types, ``diagnose/plot.py`` the figure
+- ``cli.py``: the ``rewardkit`` command's app; its commands in ``cli_score.py`` (``score``),
+  ``cli_check.py`` (``list``, ``check``, ``agreement``), ``cli_serve.py`` (``serve``, ``plugin-path``),
+  ``cli_diagnose.py`` (``diagnose``)
+
+The adapters
+
+- ``client.py``: the service's clients and ``remote_reward``; ``batching.py`` a batch split into requests
+  under the server's limits, and their results joined
+- ``adapters/``: the trainer adapters (``adapters/README.md``) and where the service app and plugin files
+  are: ``adapters/env.py`` a reward configured from ``REWARDKIT_*`` (in process or on the service),
+  ``adapters/verl.py`` veRL's ``compute_score`` and its data-source table, ``adapters/verl_reward.py`` the
+  file veRL loads, ``adapters/openrlhf.py`` OpenRLHF's requests and its ``reward_func`` file
+- ``service/`` (top level; ``rewardkit/service`` in the wheel, ``service/README.md``): ``app.py`` the
+  factory, ``settings.py`` ``REWARDKIT_*`` settings, ``deps.py`` typed dependencies, ``middleware.py``
+  redaction and the ASGI guard, ``errors.py`` exceptions to answers, ``scoring.py`` what ``/score`` and
+  ``/get_reward`` share, ``models.py`` request and response bodies, ``metrics.py`` Prometheus,
+  ``routes/`` one router per resource, ``ray_serve.py`` the same app on Ray Serve
+- ``swift_plugins/rewards.py`` (top level): the ms-swift adapter (``rewardkit/plugins/swift/rewards.py``
+  in the wheel)
+- ``tests/`` (``tests/security/`` the trust boundary), ``bench/`` (``bench/README.md``), ``deploy/``
+  (``deploy/README.md``)
+
+Every module of the package is named here:
+
+>>> import pkgutil
+>>> modules = [m.name for m in pkgutil.walk_packages(rewardkit.__path__, "rewardkit.")]
+>>> paths = [m.removeprefix("rewardkit.").replace(".", "/") for m in modules if ".rewards." not in m]
+>>> [p for p in paths if f"``{p}.py``" not in __doc__ and f"``{p}/``" not in __doc__]
+[]
 """
 
 from importlib.metadata import PackageNotFoundError, version
