@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
 from rewardkit.core import ALIAS_RE, MAX_ALIAS
-from rewardkit.spec import MAX_FUNCS, MAX_WEIGHT, RewardSpec
+from rewardkit.engine import MAX_FUNCS, MAX_WEIGHT, RewardSpec
 
 Completion = str | list[dict[str, Any]]
 

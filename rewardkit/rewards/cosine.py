@@ -14,9 +14,9 @@ from typing import Any
 
 from rewardkit.core import Completion, Verdict, finite_number, number_error
 from rewardkit.lengths import TOKEN_COLUMNS, token_counts
-from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 from rewardkit.rewards._composed import ComposedReward, inner_name
+from rewardkit.spec import CallerParam
 
 __all__ = ["Cosine", "cosine_value"]
 

@@ -45,9 +45,9 @@ from rewardkit.judging.templates import (
     parse_judgement,
     template_fields,
 )
-from rewardkit.policy import CallerParam, read_if_file
 from rewardkit.registry import named, register
 from rewardkit.retry import retry_after_s, retrying
+from rewardkit.spec import CallerParam, read_if_file
 
 __all__ = [
     "JudgeConfigError",

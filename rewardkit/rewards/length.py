@@ -17,9 +17,9 @@ from typing import Any
 
 from rewardkit.core import Completion, Verdict, completion_text
 from rewardkit.lengths import GROUP_COLUMNS, group_keys
-from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 from rewardkit.rewards._composed import ComposedReward, inner_name
+from rewardkit.spec import CallerParam
 
 __all__ = ["Length"]
 

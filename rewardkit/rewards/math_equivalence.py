@@ -25,8 +25,8 @@ from rewardkit.core import (
     revalue,
 )
 from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
-from rewardkit.policy import CallerParam
 from rewardkit.registry import named, register
+from rewardkit.spec import CallerParam
 from rewardkit.verify import pool
 from rewardkit.verify.fastpath import within_tolerance
 from rewardkit.verify.normalise import canonical

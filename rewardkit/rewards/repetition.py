@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import ItemReward, Verdict
-from rewardkit.policy import CallerParam
+from rewardkit.core import ItemReward, Verdict, finite_number, number_error
 from rewardkit.registry import register
+from rewardkit.spec import CallerParam
 
 __all__ = ["Repetition", "words"]
 

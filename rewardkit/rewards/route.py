@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.core import Completion, Explained, Reward, RewardError
-from rewardkit.policy import CallerParam
 from rewardkit.registry import register
 from rewardkit.rewards._composed import inner_name, inner_reward
+from rewardkit.spec import CallerParam
 
 __all__ = ["MAX_KEY", "KeyMatcher", "Route"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from rewardkit.core import Completion, Reward, Verdict, completion_text
 from rewardkit.lengths import TOKEN_COLUMNS, token_counts
-from rewardkit.policy import CallerParam
 from rewardkit.registry import register
+from rewardkit.spec import CallerParam
 
 __all__ = ["SoftOverlong"]
 
