@@ -11,7 +11,8 @@ Every reward in rewardkit's registry becomes ``rk_<name>`` (``rk_countdown``, ``
 - Only the dataset columns a reward needs are taken from ms-swift's keyword arguments; a missing one fails
   at the first call, naming the column and the fields ms-swift passed.
 - Parameters: ``REWARDKIT_PARAMS`` (JSON keyed by reward name, e.g. ``{"countdown": {"format_score": 0.1}}``)
-  or a JSON file named by ``REWARDKIT_CONFIG``.
+  or a JSON file named by ``REWARDKIT_CONFIG`` (read as every adapter reads them:
+  :func:`rewardkit.adapters.env.reward_from_env`).
 - Remote mode: with ``REWARDKIT_URL`` set, every reward is an ``AsyncORM`` that scores through the service
   (token from ``REWARDKIT_API_TOKEN``); transient failures are retried, and a service that stays down fails
   the step loudly instead of training on made-up zeros.
@@ -19,22 +20,15 @@ Every reward in rewardkit's registry becomes ``rk_<name>`` (``rk_countdown``, ``
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from swift.rewards import ORM, AsyncORM, orms
 
 import rewardkit
-from rewardkit.engine import FuncSpec
-from rewardkit.policy import load_params_table
+from rewardkit.adapters.env import reward_from_env, service_url
 
 ALIASES = {"external_countdown": "countdown", "external_r1v_acc": "r1v_acc"}
 ASYNC_LOCAL = {"llm_judge"}  # rewards with an async face run as AsyncORM even locally
-
-
-def reward_params(name: str) -> dict[str, Any]:
-    """The parameters for ``name`` from REWARDKIT_PARAMS (JSON) or the JSON file named by REWARDKIT_CONFIG."""
-    return load_params_table().get(name, {})
 
 
 def pick_columns(
@@ -51,16 +45,23 @@ def pick_columns(
     return {c: kwargs[c] for c in (*needed, *optional) if kwargs.get(c) is not None}
 
 
-def _local_class(key: str, name: str) -> type:
+def _orm_class(key: str, name: str, remote: bool) -> type:
+    """ms-swift's class for one reward: an ``AsyncORM`` on the service or for a reward with an async face, an
+    ``ORM`` otherwise."""
+    base = AsyncORM if remote or name in ASYNC_LOCAL else ORM
+
     def __init__(self: Any, args: Any = None, **kwargs: Any) -> None:
-        (AsyncORM if name in ASYNC_LOCAL else ORM).__init__(self, args, **kwargs)
-        self.reward = rewardkit.get(name, **reward_params(name))
+        base.__init__(self, args, **kwargs)
+        # Remote: fails here, at start-up, if the service is not there, lacks the reward, or refuses a
+        # parameter (a server setting, or over its cap). The columns are the configured reward's (a judge
+        # template's own placeholders too), from the server when remote.
+        self.reward = reward_from_env(name)
 
     def columns(self: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         needed, optional = self.reward.caller_columns()
         return pick_columns(key, needed, optional, kwargs)
 
-    if name in ASYNC_LOCAL:
+    if base is AsyncORM:
 
         async def acall(self: Any, completions: list[str], **kwargs: Any) -> list[float | None]:
             return list(await self.reward.ascore(completions, **columns(self, kwargs)))
@@ -73,35 +74,12 @@ def _local_class(key: str, name: str) -> type:
     return type(key, (ORM,), {"__init__": __init__, "__call__": call, "__module__": __name__})
 
 
-def _remote_class(key: str, name: str, url: str) -> type:
-    from rewardkit.client import AsyncRewardClient, RewardClient
-
-    def __init__(self: Any, args: Any = None, **kwargs: Any) -> None:
-        AsyncORM.__init__(self, args, **kwargs)
-        # Fails here, at start-up, if the service is not there, lacks the reward, or refuses a parameter
-        # (a server setting, or over its cap); a template file is read here and sent inline.
-        # The columns are the configured reward's, from the server: a judge template's own placeholders too.
-        with RewardClient(url) as client:
-            (self.spec,) = client.check([FuncSpec(name, reward_params(name))])
-            self.needed, self.optional = client.columns(self.spec)
-
-    async def acall(self: Any, completions: list[str], **kwargs: Any) -> list[float | None]:
-        columns = pick_columns(key, self.needed, self.optional, kwargs)
-        async with AsyncRewardClient(
-            url
-        ) as client:  # a client per call: ms-swift may use a new loop per step
-            result = await client.score([self.spec], completions, **columns)
-        return list(result.scores[name])
-
-    return type(key, (AsyncORM,), {"__init__": __init__, "__call__": acall, "__module__": __name__})
-
-
 def register_all() -> list[str]:
     """Put every rewardkit reward (and the aliases) into ms-swift's ``orms``; returns the keys."""
-    url = os.environ.get("REWARDKIT_URL")
+    remote = service_url() is not None
     names = {f"rk_{info.name}": info.name for info in rewardkit.list_rewards()} | ALIASES
     for key, name in names.items():
-        orms[key] = _remote_class(key, name, url) if url else _local_class(key, name)
+        orms[key] = _orm_class(key, name, remote)
     return sorted(names)
 
 

@@ -4,7 +4,9 @@
   ``custom_reward_function``;
 - :mod:`rewardkit.adapters.openrlhf`: the ``reward_func(queries, prompts, labels)`` file for OpenRLHF, and
   the reading of its requests that the service's ``/get_reward`` shares;
-- ms-swift's plugin file.
+- ms-swift's plugin file;
+- :mod:`rewardkit.adapters.env`: what they share, a reward configured from the environment
+  (:func:`~rewardkit.adapters.env.reward_from_env`: in process, or on the service at ``REWARDKIT_URL``).
 
 A wheel carries the service and the ms-swift plugin inside the package (``rewardkit/service``,
 ``rewardkit/plugins/swift/rewards.py``), so it adds no top-level name but ``rewardkit``; a source checkout

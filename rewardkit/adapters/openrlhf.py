@@ -6,8 +6,9 @@ response decoded with special tokens kept, ``labels`` the dataset's label column
 - the service: ``--reward.remote_url http://host:8000/get_reward?funcs=math,format&token=...``
   (older OpenRLHF: ``--remote_rm_url``); it sends no headers, so the token may ride in the URL;
 - this file, in process: ``--reward.remote_url $(rewardkit plugin-path openrlhf)``, with the rewards named
-  by ``REWARDKIT_OPENRLHF_FUNCS`` (comma-separated, default ``math``) and their parameters from
-  ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``.
+  by ``REWARDKIT_OPENRLHF_FUNCS`` (comma-separated, default ``math``) and configured as by every adapter
+  (:mod:`rewardkit.adapters.env`: parameters from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``; scored on
+  the service instead when ``REWARDKIT_URL`` is set).
 
 Both read a request the same way (:func:`read_request`): the prompt is cut off the query and trailing special
 tokens are dropped; a label that is a JSON object (or a string holding one) gives columns, so countdown's
@@ -24,13 +25,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rewardkit.engine import BatchResult, FuncSpec, score_batch
+from rewardkit.adapters.env import reward_from_env
+from rewardkit.engine import BatchResult, score_batch
 from rewardkit.extract import strip_special_tail
-from rewardkit.policy import load_params_table
 
-__all__ = ["MAX_FUNCS", "funcs_from", "read_request", "response_body", "reward_func"]
+__all__ = ["MAX_NAMED_REWARDS", "funcs_from", "read_request", "response_body", "reward_func"]
 
-MAX_FUNCS = 16  # rewards named by one request
+MAX_NAMED_REWARDS = 16  # rewards one OpenRLHF request names (``funcs=`` in its URL, REWARDKIT_OPENRLHF_FUNCS)
 MAX_LABEL_COLUMNS = 32  # distinct columns the labels of one request may give (each is a list of every row)
 
 
@@ -79,10 +80,12 @@ def read_request(
 
 def funcs_from(text: str) -> list[str]:
     """Reward names from a comma-separated list (``"countdown,format"``); ``ValueError`` when there are none
-    or more than :data:`MAX_FUNCS`."""
+    or more than :data:`MAX_NAMED_REWARDS`."""
     names = [part.strip() for part in text.split(",") if part.strip()]
-    if not names or len(names) > MAX_FUNCS:
-        raise ValueError(f"name 1 to {MAX_FUNCS} rewards, comma-separated (e.g. funcs=countdown,format)")
+    if not names or len(names) > MAX_NAMED_REWARDS:
+        raise ValueError(
+            f"name 1 to {MAX_NAMED_REWARDS} rewards, comma-separated (e.g. funcs=countdown,format)"
+        )
     return names
 
 
@@ -98,9 +101,8 @@ def reward_func(
     queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any
 ) -> dict[str, Any]:
     """OpenRLHF's file form: the rewards named by ``REWARDKIT_OPENRLHF_FUNCS`` (default ``math``) on the
-    batch, with their parameters from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``."""
+    batch, as every adapter configures them (:func:`rewardkit.adapters.env.reward_from_env`: parameters
+    from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``; on the service at ``REWARDKIT_URL`` when it is set)."""
     names = funcs_from(os.environ.get("REWARDKIT_OPENRLHF_FUNCS", "math"))
-    table = load_params_table()
     completions, columns = read_request(queries, prompts, labels)
-    funcs = [FuncSpec(name, table.get(name, {})) for name in names]
-    return response_body(score_batch(funcs, completions, columns))
+    return response_body(score_batch([reward_from_env(name) for name in names], completions, columns))

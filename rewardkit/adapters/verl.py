@@ -20,7 +20,8 @@ unknown data source raises, naming it and the table. ``None`` ("not applicable")
 
 Remote mode: with ``REWARDKIT_URL`` set (token in ``REWARDKIT_API_TOKEN``), scoring runs on the service.
 Parameters of each reward come from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG`` as everywhere, under the
-table's own (``math_dapo`` scores wrong answers -1, as veRL does).
+table's own (``math_dapo`` scores wrong answers -1, as veRL does); :mod:`rewardkit.adapters.env` reads
+those variables for every adapter.
 
 >>> compute_score("openai/gsm8k", "... so she has 72 left.\\n#### 72", "72")
 1.0
@@ -31,18 +32,17 @@ table's own (``math_dapo`` scores wrong answers -1, as veRL does).
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from rewardkit.core import Scored
-from rewardkit.policy import load_params_table
+from rewardkit.adapters.env import ServiceReward, env_params, reward_from_env, service_url
+from rewardkit.core import Reward, Scored
 from rewardkit.registry import get
-from rewardkit.rewards.route import KeyMatcher, Route
+from rewardkit.rewards.route import KeyMatcher
 
 __all__ = [
     "DATA_SOURCES",
@@ -99,11 +99,24 @@ DATA_SOURCES: dict[str, DataSource] = {
     "countdown": DataSource("countdown", columns=countdown_columns),
     "hiyouga/geometry3k": DataSource("math"),
 }
-_lock = threading.Lock()
-_version = 0  # bumped by register_data_source: what was built from the table is built again
-_built: dict[tuple[Any, ...], Any] = {}  # (table version, user params) -> the route reward (in process)
-_params_cache: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-_snapshot: _Table | None = None  # the data-source table last used (see _table)
+
+
+class _State:
+    """What this module changes as it runs, in one place (one per process: veRL loads the file once)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.version = 0  # bumped by register_data_source: what was built from the table is built again
+        self.snapshot: _Table | None = None  # the data-source table last used (see _table)
+        #: (service URL, table version, user params) -> the route reward, in process or on the service
+        self.built: dict[tuple[Any, ...], Reward] = {}
+        #: each event loop's coalescer of per-sample calls
+        self.coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = (
+            weakref.WeakKeyDictionary()
+        )
+
+
+_state = _State()
 
 
 def register_data_source(
@@ -120,12 +133,11 @@ def register_data_source(
     1.0
     >>> del DATA_SOURCES["my_gsm8k"]
     """
-    global _version
-    if _remote_url() is None:
+    if service_url() is None:
         get(reward, **dict(params or {}))
-    with _lock:
+    with _state.lock:
         DATA_SOURCES[name] = DataSource(reward, dict(params or {}), columns)
-        _version += 1
+        _state.version += 1
 
 
 class _Table:
@@ -168,34 +180,27 @@ class _Table:
 
 def _table() -> _Table:
     """The table as it is now, made again only when it changed (veRL calls once per sample)."""
-    global _snapshot
-    with _lock:
-        version = (_version, tuple(DATA_SOURCES))  # a `del DATA_SOURCES[...]` changes the names
-        if _snapshot is None or _snapshot.version != version:
-            _snapshot = _Table(dict(DATA_SOURCES), version)
-        return _snapshot
+    with _state.lock:
+        version = (_state.version, tuple(DATA_SOURCES))  # a `del DATA_SOURCES[...]` changes the names
+        if _state.snapshot is None or _state.snapshot.version != version:
+            _state.snapshot = _Table(dict(DATA_SOURCES), version)
+        return _state.snapshot
 
 
-def _user_params() -> dict[str, dict[str, Any]]:
-    """``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``, read once per value of those variables."""
-    key = (os.environ.get("REWARDKIT_PARAMS", ""), os.environ.get("REWARDKIT_CONFIG", ""))
-    found = _params_cache.get(key)
-    if found is None:
-        found = _params_cache[key] = load_params_table()
-    return found
-
-
-def _router(table: _Table) -> Route:
-    user = _user_params()
-    key = (table.version, repr(sorted(user.items())))
-    with _lock:
-        built = _built.get(key)
+def _router(table: _Table) -> Reward:
+    """The ``route`` reward over the table: in process with the user's parameters under the table's, or on
+    the service (``REWARDKIT_URL``) with the table's alone (the service applies its operator's)."""
+    url = service_url()
+    user = {} if url else env_params()
+    key = (url, table.version, repr(sorted(user.items())))
+    with _state.lock:
+        built = _state.built.get(key)
     if built is None:
-        built = get("route", column="data_source", routes=table.routes(user))
-        with _lock:
-            _built.clear()  # one table in use at a time
-            _built[key] = built
-    return cast(Route, built)
+        built = reward_from_env("route", {"column": "data_source", "routes": table.routes(user)}, check=False)
+        with _state.lock:
+            _state.built.clear()  # one table in use at a time
+            _state.built[key] = built
+    return built
 
 
 def _as_float(value: float | None) -> float:
@@ -214,27 +219,6 @@ def _check_lengths(*columns: Sequence[Any]) -> int:
 # ---------------------------------------------------------------- scoring a batch, here or on the service
 
 
-def _remote_url() -> str | None:
-    return os.environ.get("REWARDKIT_URL") or None
-
-
-def _remote_spec(table: _Table) -> Any:
-    from rewardkit.engine import FuncSpec
-
-    return FuncSpec("route", {"column": "data_source", "routes": table.routes({})})
-
-
-_sync_clients: dict[str, Any] = {}  # base URL -> its client (thread-safe; closed at exit)
-
-
-def _close_sync_clients() -> None:
-    for client in _sync_clients.values():
-        client.close()
-
-
-atexit.register(_close_sync_clients)
-
-
 def score_rows(
     data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any]
 ) -> Scored:
@@ -242,39 +226,21 @@ def score_rows(
     _check_lengths(data_sources, solution_strs, ground_truths)
     table = _table()
     names, columns = table.rows(data_sources, ground_truths)
-    url = _remote_url()
-    if url is None:
-        return _router(table).score_detailed(list(solution_strs), data_source=names, **columns)
-    from rewardkit.client import RewardClient
-
-    with _lock:
-        client = _sync_clients.get(url)
-        if client is None:
-            client = _sync_clients[url] = RewardClient(url)
-    result = client.score([_remote_spec(table)], list(solution_strs), data_source=names, **columns)
-    return Scored(result.scores["route"], result.errors.get("route", []))
+    return _router(table).score_detailed(list(solution_strs), data_source=names, **columns)
 
 
 async def ascore_rows(
     data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any]
 ) -> Scored:
     """:func:`score_rows` on an event loop (remote: an async client for the batch; here: a thread)."""
-    url = _remote_url()
-    if url is None:
+    if service_url() is None:
         return await asyncio.to_thread(score_rows, data_sources, solution_strs, ground_truths)
-    from rewardkit.client import AsyncRewardClient
-
     _check_lengths(data_sources, solution_strs, ground_truths)
     table = _table()
     names, columns = table.rows(data_sources, ground_truths)
-    # A client per batch, closed with it (veRL's loops come and go); the server's policy is asked once.
-    async with AsyncRewardClient(url, server_info=_server_infos.get(url)) as client:
-        result = await client.score([_remote_spec(table)], list(solution_strs), data_source=names, **columns)
-        _server_infos[url] = await client.server_info()
-    return Scored(result.scores["route"], result.errors.get("route", []))
-
-
-_server_infos: dict[str, dict[str, Any]] = {}  # base URL -> its GET /rewards body
+    router = _router(table)
+    assert isinstance(router, ServiceReward)
+    return await router.ascore_detailed(list(solution_strs), data_source=names, **columns)
 
 
 # ---------------------------------------------------------------- coalescing concurrent per-sample calls
@@ -336,15 +302,12 @@ class Coalescer:
                 raise
 
 
-_coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = weakref.WeakKeyDictionary()
-
-
 def coalescer() -> Coalescer:
     """The coalescer of the running event loop."""
     loop = asyncio.get_running_loop()
-    found = _coalescers.get(loop)
+    found = _state.coalescers.get(loop)
     if found is None:
-        found = _coalescers[loop] = Coalescer()
+        found = _state.coalescers[loop] = Coalescer()
     return found
 
 
