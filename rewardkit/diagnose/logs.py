@@ -38,7 +38,6 @@ __all__ = [
     "read_swift_log",
     "read_trainer_state",
     "tables",
-    "user_message",
 ]
 
 METRIC_ALIASES = {  # what the plots and findings read, from the names trainers log
@@ -236,23 +235,3 @@ def locate(path: Path) -> tuple[str, Path | None, Path | None]:
     if newest is None:
         raise DiagnoseError(f"{path}: no logging.jsonl, completions.jsonl or trainer_state.json below it")
     return locate(newest)
-
-
-# ---------------------------------------------------------------- chat messages
-
-
-def _text(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # multimodal parts: the text ones
-        texts = [str(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        return "".join(texts) if texts else None
-    return None
-
-
-def user_message(prompt: Any) -> str | None:
-    """The question a prompt asks: a string as it is, a chat's last user message."""
-    if isinstance(prompt, list):
-        users = [m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
-        return _text(users[-1]) if users else None
-    return _text(prompt)

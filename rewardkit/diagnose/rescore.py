@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from rewardkit.diagnose.logs import lines, tables, user_message
+from rewardkit.chat import question_text
+from rewardkit.diagnose.logs import lines, tables
 from rewardkit.diagnose.report import DiagnoseError, Report, count
 
 __all__ = ["rescore", "rows_for_rescoring"]
@@ -36,7 +37,7 @@ def _dataset_index(data: Path) -> dict[str, dict[str, Any]]:
     index: dict[str, dict[str, Any]] = {}
     for number, row in lines(data):
         found = next((row[f] for f in PROMPT_FIELDS if row.get(f) is not None), None)
-        text = user_message(found if found is not None else row.get("messages"))
+        text = question_text(found if found is not None else row.get("messages"))
         if not text:
             raise DiagnoseError(
                 f"{data}, line {number}: no prompt (a {', '.join(PROMPT_FIELDS)} or messages field)"
@@ -55,7 +56,7 @@ class _Join:
         self.missed = 0
 
     def row(self, prompt: Any) -> dict[str, Any]:
-        text = user_message(prompt) or ""
+        text = question_text(prompt) or ""
         if text in self.cache:
             found = self.cache[text]
         else:
