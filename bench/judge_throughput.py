@@ -5,7 +5,7 @@
 Scores 1,152 distinct judgments (48 prompts x 24 completions) with ``max_concurrency`` 64 through the real
 ``openai`` SDK and prints the wall time next to the ideal (n / concurrency x delay = 1.8 s); bar: within
 1.5x of the ideal. It also prints a second run of the same
-batch, served from the judge's cache. The server (tests/fake_judge.py, an asyncio app under uvicorn,
+batch, served from the judge's cache. The server (tests/support/fake_judge.py, an asyncio app under uvicorn,
 as vLLM serves) runs in its own process.
 """
 
@@ -34,7 +34,7 @@ def main() -> None:
 
     # The server runs in a process of its own, so that it does not compete with the client for the GIL.
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "fake_judge.py"), "--delay", str(args.delay)],
+        [sys.executable, str(ROOT / "tests" / "support" / "fake_judge.py"), "--delay", str(args.delay)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

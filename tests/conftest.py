@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from rewardkit import registry
-from tests.fake_judge import FakeJudge
+from tests.support.fake_judge import FakeJudge
 
 # Run in a subprocess with veRL on the path (test_verl.py), never imported here.
-collect_ignore = ["verl_run.py"]
+collect_ignore = ["support/verl_run.py"]
 
 # One valid sample per registered reward, for the contract tests. A new reward without an entry here
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.

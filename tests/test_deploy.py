@@ -16,7 +16,7 @@ import yaml
 
 from service.app import create_app
 from service.settings import Settings
-from tests.helpers import ROOT, TOKEN, Server
+from tests.support.helpers import ROOT, TOKEN, Server
 
 MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "kubernetes.yaml"
 

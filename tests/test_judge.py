@@ -16,7 +16,7 @@ from PIL import Image
 import rewardkit
 from rewardkit import ColumnError
 from rewardkit.rewards.judge import JudgeConfigError, LLMJudge, parse_judgement
-from tests.fake_judge import FakeJudge
+from tests.support.fake_judge import FakeJudge
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_an_unreachable_judge_fails_the_batch_naming_the_url(fake_judge: FakeJud
 
 
 def test_the_service_answers_503_when_the_judge_is_down(tmp_path: Path) -> None:
-    from tests.helpers import Server
+    from tests.support.helpers import Server
 
     env = {
         "REWARDKIT_JUDGE_BASE_URL": _dead_url(),
@@ -255,7 +255,7 @@ def test_async_variant_runs_on_the_callers_loop(fake_judge: FakeJudge) -> None:
 
 
 def test_through_the_service(fake_judge: FakeJudge, tmp_path: Path) -> None:
-    from tests.helpers import Server
+    from tests.support.helpers import Server
 
     env = {
         "REWARDKIT_JUDGE_BASE_URL": fake_judge.url,

@@ -21,7 +21,7 @@ import pytest
 
 import rewardkit
 from rewardkit.client import RewardClient
-from tests.helpers import ROOT
+from tests.support.helpers import ROOT
 
 BIN = Path(sys.executable).parent
 COMPLETIONS = ["<think>a</think><answer>\\boxed{2}</answer>", "\\boxed{3}", "no answer"] * 4

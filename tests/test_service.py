@@ -27,7 +27,7 @@ from rewardkit.client import (
     remote_reward,
 )
 from rewardkit.testing import iter_golden_files, load_golden
-from tests.helpers import JSON, TOKEN, Server
+from tests.support.helpers import JSON, TOKEN, Server
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Server
-from tests.tiny_swift import build
+from tests.support.helpers import Server
+from tests.support.tiny_swift import build
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCS = ["rk_countdown", "external_countdown", "rk_format", "rk_math"]

@@ -146,7 +146,7 @@ def run_remote_script(
 def test_remote_judge_with_a_rubric_template_on_a_messages_dataset(tmp_path: Path, fake_judge: Any) -> None:
     """ms-swift's standard dataset has messages (no question column); a custom template's placeholder
     (rubric) is a column of that configuration, which the remote mode learns from the server and sends."""
-    from tests.helpers import Server
+    from tests.support.helpers import Server
 
     server = Server(
         {
@@ -181,7 +181,7 @@ def test_remote_judge_with_a_rubric_template_on_a_messages_dataset(tmp_path: Pat
 
 @pytest.mark.timeout(240)
 def test_remote_mode_scores_through_the_service(tmp_path: Path) -> None:
-    from tests.helpers import Server
+    from tests.support.helpers import Server
 
     server = Server({}, tmp_path / "server.log")
     try:

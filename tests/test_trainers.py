@@ -20,7 +20,7 @@ import pytest
 import rewardkit
 from rewardkit.adapters import plugin_path
 from tests.conftest import CONTRACT_SAMPLES
-from tests.helpers import TOKEN, Server
+from tests.support.helpers import TOKEN, Server
 
 NAMES = sorted(CONTRACT_SAMPLES)
 

@@ -13,9 +13,9 @@ import pytest
 
 import rewardkit
 from rewardkit.client import remote_reward
-from tests.fake_judge import FakeJudge
-from tests.helpers import Server
-from tests.tiny_swift import build
+from tests.support.fake_judge import FakeJudge
+from tests.support.helpers import Server
+from tests.support.tiny_swift import build
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rewardkit.adapters import plugin_path
-from tests.helpers import ROOT
+from tests.support.helpers import ROOT
 
 SITE = Path(sys.prefix) / "verl-site"  # inside the venv: `make clean` removes it with the rest
 PACKAGES = [
@@ -63,7 +63,12 @@ def test_verls_managers_call_the_adapter(verl_site: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(verl_site), str(ROOT)])}
     env.pop("REWARDKIT_URL", None)
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "verl_run.py"), str(plugin_path("verl")), json.dumps(rows)],
+        [
+            sys.executable,
+            str(ROOT / "tests" / "support" / "verl_run.py"),
+            str(plugin_path("verl")),
+            json.dumps(rows),
+        ],
         env=env,
         capture_output=True,
         text=True,

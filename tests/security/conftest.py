@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fake_judge import FakeJudge
+from tests.support.fake_judge import FakeJudge
 
 JUDGE_KEY = "sk-operator-judge-key"
 

@@ -24,9 +24,9 @@ import pytest
 
 from rewardkit.client import PolicyError, RewardClient, remote_reward
 from rewardkit.engine import FuncSpec
-from tests.fake_judge import FakeJudge
-from tests.helpers import TOKEN, Server
 from tests.security.conftest import JUDGE_KEY
+from tests.support.fake_judge import FakeJudge
+from tests.support.helpers import TOKEN, Server
 
 PAID_KEY = "sk-some-other-paid-key"
 AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.fake_judge import FakeJudge
-from tests.helpers import ROOT, TOKEN, Server
 from tests.security.conftest import JUDGE_KEY
+from tests.support.fake_judge import FakeJudge
+from tests.support.helpers import ROOT, TOKEN, Server
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-token-never-echoed"
 JSON = {"content-type": "application/json"}
 
