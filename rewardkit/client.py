@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewardkit.batching import RewardServiceError, ScoreResult, func_json, json_body, request_bodies
-from rewardkit.core import Completion
+from rewardkit.core import Completion, Explained, Reward, Scored
 from rewardkit.retry import retry_after_s, retrying
 from rewardkit.spec import MAX_FUNCS, PolicyError, RewardSpec, check, read_if_file
 
@@ -38,10 +38,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = [
     "AsyncRewardClient",
     "PolicyError",
+    "RemoteReward",
     "RewardClient",
     "RewardServiceError",
     "ScoreResult",
     "check_funcs",
+    "json_body",
     "remote_reward",
 ]
 
@@ -301,14 +303,17 @@ class AsyncRewardClient(_Retrying):
         await self.aclose()
 
 
-class RemoteReward:
-    """A reward-contract callable that scores through the service: usable as a TRL ``reward_funcs`` entry.
+class RemoteReward(Reward):
+    """A configured reward that scores on the service: a :class:`~rewardkit.core.Reward` like one in process
+    (so a TRL ``reward_funcs`` entry, the engine and the trainers' adapters treat both alike), with an async
+    face too (:meth:`ascore_detailed`) for trainers that await their rewards.
 
-    Only the columns the configured reward reads are sent (trainers pass many other keyword arguments, some
-    not JSON); the server says which (``POST /rewards/columns``), a custom judge template's included.
-    It checks the reward and ``params`` against the server's policy when it is made (with ``connect=False``,
-    at the first call), so a bad setting fails before training starts. ``alias`` and ``columns`` work as in
-    :func:`rewardkit.get`; ``http`` holds the client's settings (``http_timeout_s``, ...).
+    Its columns are the configured reward's, as the server says (``POST /rewards/columns``; a custom judge
+    template's placeholders included), so only those are sent: trainers pass many other keyword arguments,
+    some not JSON. With ``connect``, the reward and ``params`` are checked against the server's policy when
+    it is made (a template file is read here and sent inline), so a bad setting fails before training
+    starts; without, at the first call. ``alias`` and ``columns`` work as in :func:`rewardkit.get` (the
+    server applies the column map); ``http`` holds the client's settings (``http_timeout_s``, ...).
     """
 
     def __init__(
@@ -323,36 +328,80 @@ class RemoteReward:
         http: dict[str, Any] | None = None,
         **params: Any,
     ) -> None:
-        self.__name__ = alias or name
-        self.name, self.base_url, self.token, self.params = name, base_url, token, params
-        self.alias, self.column_map, self.http = alias, columns, dict(http or {})
+        self.base_url, self.token, self.http = base_url, token, dict(http or {})
+        self.spec = RewardSpec(name, params, alias=alias, columns=columns)
+        if alias is not None:
+            self.configure(alias=alias)
         self._client: RewardClient | None = None
-        self._columns: tuple[str, ...] | None = None
+        self._server: dict[str, Any] | None = None  # GET /rewards, kept for the async face
+        self._columns: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         if connect:
             self._connect()
 
-    def _spec(self) -> RewardSpec:
-        return RewardSpec(self.name, self.params, alias=self.alias, columns=self.column_map)
+    @property
+    def reward_name(self) -> str:
+        return self.spec.name
+
+    def params(self) -> dict[str, Any]:
+        return dict(self.spec.params)
+
+    def _learn(self, spec: str | RewardSpec, columns: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+        assert isinstance(spec, RewardSpec)
+        self.spec, self._columns = spec, columns  # a template file read here, sent inline
 
     def _connect(self) -> RewardClient:
         if self._client is None:
             self._client = RewardClient(self.base_url, self.token, **self.http)
         if self._columns is None:
             try:
-                (spec,) = self._client.check([self._spec()])
-                assert isinstance(spec, RewardSpec)
-                self.params = dict(spec.params)  # a template file read here, sent inline
-                self._columns = sum(self._client.columns(self._spec()), ())
+                (spec,) = self._client.check([self.spec])
+                self._learn(spec, self._client.columns(spec))
+                self._server = self._client.server_info()
             except Exception:
                 self.close()  # no connection left open behind a refusal
                 raise
         return self._client
 
-    def __call__(self, completions: Sequence[Completion], **kwargs: Any) -> list[float | None]:
-        client = self._connect()
-        columns = {k: kwargs[k] for k in self._columns or () if kwargs.get(k) is not None}
-        result = client.score([self._spec()], completions, **columns)
-        return result.scores[self.__name__]
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        self._connect()
+        assert self._columns is not None
+        return self._columns[0]
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        self._connect()
+        assert self._columns is not None
+        return self._columns[1]
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Explained]:
+        return self._verdicts(self._connect().score([self.spec], completions, **columns))
+
+    async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
+        """:meth:`score_detailed` on the caller's event loop, with a client for this call (trainers' loops
+        come and go) that asks the server's policy only the first time."""
+        async with AsyncRewardClient(
+            self.base_url, self.token, server_info=self._server, **self.http
+        ) as client:
+            if self._columns is None:  # learnt here, not by _connect(), which would block the loop
+                (spec,) = await client.check([self.spec])
+                self._learn(spec, await client.columns(spec))
+            bound = self.bind_columns(completions, columns)
+            result = await client.score([self.spec], completions, **bound)
+            self._server = await client.server_info()
+        verdicts = self._verdicts(result)
+        return Scored([v.value for v in verdicts], [v.reason for v in verdicts])
+
+    async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
+        return (await self.ascore_detailed(completions, **columns)).values
+
+    def _verdicts(self, result: ScoreResult) -> list[Explained]:
+        """The service's values and reasons for this reward (keyed by its ``__name__``)."""
+        values = result.scores[self.__name__]
+        reasons = result.errors.get(self.__name__) or [None] * len(values)
+        return [Explained(value, reason, None) for value, reason in zip(values, reasons, strict=True)]
 
     def close(self) -> None:
         """Close the HTTP connections (a new call reopens them)."""
@@ -362,12 +411,12 @@ class RemoteReward:
 
     def __getstate__(self) -> dict[str, Any]:
         return {
-            "name": self.name,
+            "name": self.spec.name,
             "base_url": self.base_url,
             "token": self.token,
-            "params": self.params,
-            "alias": self.alias,
-            "columns": self.column_map,
+            "params": dict(self.spec.params),
+            "alias": self.spec.alias,
+            "columns": self.spec.columns,
             "http": self.http,
         }
 

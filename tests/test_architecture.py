@@ -100,7 +100,7 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 def test_the_walker_sees_imports_at_the_top_and_inside_functions() -> None:
     graph = _graph()
     assert {"rewardkit.core", "rewardkit.spec"} <= graph["rewardkit.policy"]
-    assert "rewardkit.client" in graph["rewardkit.adapters.verl"]  # imported inside a function there
+    assert "rewardkit.client" in graph["rewardkit.adapters.env"]  # imported inside a function there
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.adapters.env import ServiceReward, env_params, reward_from_env, service_url
+from rewardkit.adapters.env import env_params, reward_from_env, service_url
 from rewardkit.core import Reward, Scored
 from rewardkit.registry import get
 from rewardkit.rewards.route import KeyMatcher
@@ -239,7 +239,9 @@ async def ascore_rows(
     table = _table()
     names, columns = table.rows(data_sources, ground_truths)
     router = _router(table)
-    assert isinstance(router, ServiceReward)
+    from rewardkit.client import RemoteReward
+
+    assert isinstance(router, RemoteReward)
     return await router.ascore_detailed(list(solution_strs), data_source=names, **columns)
 
 
