@@ -57,8 +57,10 @@ def _valid_text(value: Any, where: str) -> None:
 
 
 class FuncRequest(BaseModel):
-    """A reward to apply: its registry name, parameters, and weight in the summed reward (the JSON form of
-    :class:`rewardkit.spec.RewardSpec`; :meth:`to_spec` gives the spec)."""
+    """A reward to apply: its registry name, parameters, and weight in the summed reward."""
+
+    # The JSON form of rewardkit.spec.RewardSpec (to_spec gives the spec); this docstring is the schema's
+    # description in /openapi.json.
 
     name: str = Field(min_length=1, examples=["countdown"])
     weight: float = 1.0
