@@ -438,20 +438,15 @@ def remote_reward(
     base_url: str,
     token: str | None = None,
     *,
-    connect: bool = True,
-    alias: str | None = None,
-    columns: dict[str, str] | None = None,
     http_timeout_s: float = 120.0,
     http_max_retries: int = 5,
-    **params: Any,
+    **options: Any,
 ) -> RemoteReward:
     """A callable with the reward contract that scores ``name`` on the service at ``base_url``; checks the
-    reward and its ``params`` against the server now (``connect=False``: at the first call).
+    reward and its parameters against the server now (``connect=False``: at the first call).
 
-    ``params`` are the reward's (``timeout_s`` is the math reward's time limit); the HTTP client's settings
-    are ``http_timeout_s`` and ``http_max_retries``. ``alias`` and ``columns`` work as in
-    :func:`rewardkit.get`."""
+    ``options`` are :class:`RemoteReward`'s (``connect``, ``alias``, ``columns``, which work as in
+    :func:`rewardkit.get`) and the reward's parameters (``timeout_s`` is the math reward's time limit); the
+    HTTP client's settings are ``http_timeout_s`` and ``http_max_retries``."""
     http = {"http_timeout_s": http_timeout_s, "http_max_retries": http_max_retries}
-    return RemoteReward(
-        name, base_url, token, connect=connect, alias=alias, columns=columns, http=http, **params
-    )
+    return RemoteReward(name, base_url, token, http=http, **options)

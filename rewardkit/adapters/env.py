@@ -82,8 +82,5 @@ def _remote(name: str, url: str, token: str | None, params: Mapping[str, Any], c
 
 @atexit.register
 def _close_remote() -> None:
-    with _remote_lock:
-        rewards = list(_remote_rewards.values())
-        _remote_rewards.clear()
-    for reward in rewards:
+    for reward in list(_remote_rewards.values()):  # at exit: a later call would reopen its connection
         reward.close()

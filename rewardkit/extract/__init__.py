@@ -29,10 +29,10 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    box earlier in the reasoning is an intermediate result, and so is a box followed by "Final Answer: The
    final answer is x" (Minerva's format).
 
-   >>> math_answer("so \\boxed{(3,3)} \\text{ for part (a) and } \\boxed{(1,1)}").answer
-   '(3,3), (1,1)'
-   >>> math_answer("first \\boxed{18}, which gives \\boxed{210}").answer
-   '210'
+   >>> sets = ["so \\boxed{(3,3)} \\text{ for part (a) and } \\boxed{(1,1)}",
+   ...         "first \\boxed{18}, which gives \\boxed{210}"]
+   >>> [math_answer(text).answer for text in sets]
+   ['(3,3), (1,1)', '210']
    >>> math_answer("\\boxed{4}. Final Answer: The final answer is 5. I hope it is correct.").answer
    '5'
 
@@ -47,12 +47,10 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    after it (``The answer is 12, which is more than 10.`` is 12), and a sentence that negates or bounds its
    value states no answer (``The answer is not 7.``, ``at least 7``).
 
-   >>> math_answer("so she makes $18 every day. #### 18").answer
-   '18'
-   >>> math_answer("Therefore, the answer (arabic numerals) is 26.").answer
-   '26'
-   >>> math_answer("Final Answer: Jane started 3 hours ago.").answer
-   '3'
+   >>> marked = ["so she makes $18 every day. #### 18", "Therefore, the answer (arabic numerals) is 26.",
+   ...           "Final Answer: Jane started 3 hours ago."]
+   >>> [math_answer(text).answer for text in marked]
+   ['18', '26', '3']
    >>> math_answer("The answer is 12, which is more than 10.").answer, math_answer("It is at least 7.").answer
    ('12', None)
 
