@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from rewardkit.core import DeadlineExceeded, deadline
+from rewardkit.judging.cache import MAX_CACHE_BYTES, request_key, verdicts
 from rewardkit.judging.images import (
     MAX_ENCODED_BYTES,
     ByteBudget,
@@ -100,3 +101,26 @@ def test_a_batch_of_images_stops_at_the_deadline() -> None:
     assert 0 < done < 10_000
     with pytest.raises(DeadlineExceeded), deadline(0.0):
         encode_image("https://example.invalid/x.png", 64)  # not even a URL is looked at after it
+
+
+# ---------------------------------------------------------------- the verdict cache: bounded in bytes
+
+
+def test_the_verdict_cache_is_bounded_in_bytes_whatever_the_count() -> None:
+    reply = "x" * (1 << 20)  # one object, so the test itself holds 1 MiB
+    try:
+        for i in range(200):
+            verdicts.put(request_key(["huge", i]), (None, "unparseable_judgement", reply), max_items=10_000)
+        assert verdicts.total <= MAX_CACHE_BYTES
+        assert 0 < len(verdicts) <= MAX_CACHE_BYTES // (1 << 20)
+        assert verdicts.get(request_key(["huge", 199])) is not None  # the newest are kept
+        assert verdicts.get(request_key(["huge", 0])) is None
+        verdicts.put("small", (0.7, None, "[[7]]"), max_items=10_000)
+        assert verdicts.get("small") == (0.7, None, "[[7]]")
+        whole = "y" * (MAX_CACHE_BYTES + 1)
+        verdicts.put("too-large", (None, None, whole), max_items=10_000)
+        assert verdicts.get("too-large") is None and verdicts.get("small") is not None
+        verdicts.put("counted", (0.5, None, "[[5]]"), max_items=1)  # a judge's own cache_size still holds
+        assert len(verdicts) == 1
+    finally:
+        verdicts.clear()
