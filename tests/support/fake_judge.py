@@ -1,9 +1,22 @@
 """A real OpenAI-compatible HTTP server on a loopback port, for the judge's tests and benchmark.
 
-It answers ``POST /v1/chat/completions``. The reply to a prompt holding ``SCORE:<x>`` ends in ``[[x]]``;
-``NOSCORE`` gets a reply without a score; otherwise ``[[7]]``. It can be told to be slow, to answer a
-scripted series of statuses (429 with Retry-After, 500, 401, ...), to send garbage, or to hang, and it
-counts requests, the most requests in flight at once, and the sizes of the images it received.
+It answers ``POST /v1/chat/completions``. Its *honest* grade of a prompt is scripted: ``SCORE:<x>`` (the
+first in the prompt, i.e. the question's) gives ``x``; ``NOSCORE`` gets a reply without a score; otherwise
+``7``. How it writes that grade is its ``style``, the judge behaviours of the red-team suite:
+
+- ``plain``: ``Reasonable. [[x]]``;
+- ``echo``: quotes its whole input, then grades; ``echo_cut``: quotes its whole input and stops there (a
+  judge cut off at its token limit before it graded);
+- ``grade_then_quote``: writes ``[[x]]`` first, then quotes the response; ``quote_then_grade``: the reverse;
+- ``json``: honours ``response_format`` with a JSON schema, answering ``{"reasoning": ..., "score": x}``
+  where the reasoning quotes the response; asked without one, it writes like ``quote_then_grade``.
+
+So an injection in a completion can raise its score only through the judge's quoting. The response quoted
+is the one between the judge's fence (``<<<RESPONSE n>>> ... <<<END n>>>``), else after the old template's
+``[Response]`` header, else the whole prompt. It can be told to be slow, to answer a scripted series of
+statuses (429 with Retry-After, 500, 401, ...), to send garbage, to hang, to pad its replies to a size, or
+to refuse ``response_format`` with a 400, and it counts requests, the most requests in flight at once, the
+sizes of the images it received, and (apart, in ``probes``) the judge's verdict-mode probes.
 """
 
 from __future__ import annotations
@@ -17,16 +30,26 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: a judge's verdict-mode probe carries this tag in its prompt; the fake counts probes apart
+PROBE_TAG = "rewardkit-verdict-probe"
+STYLES = ("plain", "echo", "echo_cut", "grade_then_quote", "quote_then_grade", "json")
+_FENCED = re.compile(r"<<<RESPONSE (\w+)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
+
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # socketserver's default backlog of 5 drops connections opened 64 at a time
 
 
 class FakeJudge:
-    def __init__(self) -> None:
+    def __init__(self, style: str = "plain") -> None:
+        self.style = style  # how it writes its grade (STYLES); reset() keeps it
         self.delay_s = 0.0
         self.script: list[tuple[int, dict[str, str]]] = []  # (status, headers) answered first, in order
         self.mode = "ok"  # ok | garbage | hang
+        self.reply_bytes = 0  # pad each reply's text to at least this many bytes
+        self.reject_response_format = False  # answer 400 to a request carrying response_format
+        self.probes = 0  # the judge's verdict-mode probes, not counted in requests
+        self.response_formats: list[Any] = []  # the response_format of every request (None when absent)
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -44,6 +67,11 @@ class FakeJudge:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                if PROBE_TAG in json.dumps(body.get("messages")):
+                    with judge._lock:
+                        judge.probes += 1
+                    judge._answer(self, body)
+                    return
                 judge._enter(self.headers.get("authorization", ""))
                 try:
                     judge._answer(self, body)
@@ -70,6 +98,8 @@ class FakeJudge:
         self._release.clear()
         with self._lock:
             self.delay_s, self.script, self.mode = 0.0, [], "ok"
+            self.reply_bytes, self.reject_response_format = 0, False
+            self.probes, self.response_formats = 0, []
             self.requests = self.max_in_flight = 0
             self.image_sizes, self.times, self.authorizations = [], [], []
             self.texts, self.image_urls = [], []
@@ -122,12 +152,18 @@ class FakeJudge:
                         text += part["text"]
                     elif part.get("type") == "image_url":
                         self._record_image(part["image_url"]["url"])
-        with self._lock:
-            self.texts.append(text)
-        match = re.search(r"SCORE:(-?[\d.]+)", text)
-        reply = (
-            "No score from me." if "NOSCORE" in text else f"Reasonable. [[{match.group(1) if match else 7}]]"
-        )
+        response_format = body.get("response_format")
+        if PROBE_TAG not in text:
+            with self._lock:
+                self.texts.append(text)
+                self.response_formats.append(response_format)
+        if response_format is not None and self.reject_response_format:
+            message = "response_format is not supported"
+            self._send(handler, 400, {"error": {"message": message, "type": "invalid_request_error"}})
+            return
+        reply = self.reply(text, response_format)
+        if len(reply.encode()) < self.reply_bytes:
+            reply += " " + "x" * (self.reply_bytes - len(reply.encode()))
         self._send(
             handler,
             200,
@@ -142,6 +178,25 @@ class FakeJudge:
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             },
         )
+
+    def reply(self, prompt: str, response_format: Any = None) -> str:
+        """What this judge answers to ``prompt``: its scripted grade, written in its style."""
+        match = re.search(r"SCORE:(-?[\d.]+)", prompt)
+        grade = match.group(1) if match else "7"
+        if "NOSCORE" in prompt:
+            return "No score from me."
+        quote = _response_in(prompt)
+        if self.style == "json" and _json_schema(response_format):
+            return json.dumps({"reasoning": f"The response reads: {quote}", "score": float(grade)})
+        if self.style == "echo":
+            return f"You asked me:\n{prompt}\n\nMy grade: [[{grade}]]"
+        if self.style == "echo_cut":
+            return f"You asked me:\n{prompt}"
+        if self.style == "grade_then_quote":
+            return f"[[{grade}]]\n\nThe response I graded reads:\n{quote}"
+        if self.style in ("quote_then_grade", "json"):
+            return f"The response reads:\n{quote}\n\nMy grade: [[{grade}]]"
+        return f"Reasonable. [[{grade}]]"
 
     def _record_image(self, url: str) -> None:
         from PIL import Image
@@ -168,6 +223,22 @@ class FakeJudge:
         handler.send_header("content-length", str(len(raw)))
         handler.end_headers()
         handler.wfile.write(raw)
+
+
+def _response_in(prompt: str) -> str:
+    """The response a judge quotes: inside the fence, else after the old ``[Response]`` header."""
+    fenced = _FENCED.search(prompt)
+    if fenced:
+        return fenced.group(2)
+    start = prompt.find("[Response]\n")
+    if start < 0:
+        return prompt
+    end = prompt.rfind("\n\nWrite a short justification")
+    return prompt[start + len("[Response]\n") : end if end > start else None]
+
+
+def _json_schema(response_format: Any) -> bool:
+    return isinstance(response_format, dict) and response_format.get("type") == "json_schema"
 
 
 def asgi_app(delay_s: float) -> Any:
