@@ -5,6 +5,14 @@ Everything is counted as it happens (counters and histograms), so that with ``re
 reports the totals over all of them. Figures a reward keeps about its shared resources (math cache hits,
 timeouts, ...) are cumulative per process: after each batch the growth since the last batch is added to
 ``rewardkit_reward_stat_total``, so they add up across processes too.
+
+A judge's calibration is watched through two series per judge reward (:data:`JUDGE_REWARDS`), labelled by
+its registry name (``func``) and the key the request gave it (``reward``: its alias, or its name):
+``rewardkit_judge_score`` (a histogram of the scores the items got) and ``rewardkit_judge_replies_total``
+(replies by ``outcome``: ``scored``, or the reason a reply carried no score). The share of replies without
+a score is ``sum(rate(rewardkit_judge_replies_total{outcome!="scored"}[5m])) /
+sum(rate(rewardkit_judge_replies_total[5m]))``. Aliases are the callers' to choose: past
+:data:`MAX_REWARD_LABELS` distinct ones in a process, the rest are counted under ``reward="other"``.
 """
 
 from __future__ import annotations
@@ -20,6 +28,14 @@ from rewardkit.core import Reward
 from rewardkit.engine import BatchResult
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+#: Registry names of the rewards whose values are a judge's verdicts.
+JUDGE_REWARDS = frozenset({"llm_judge"})
+#: Reasons of an item whose judge call was answered, but not with a score that counts.
+NO_SCORE_REASONS = frozenset({"unparseable_judgement", "judge_quoted_response"})
+#: Distinct ``reward`` label values a process keeps (aliases are caller-chosen); later ones read "other".
+MAX_REWARD_LABELS = 64
+OTHER = "other"
+SCORE_BUCKETS = tuple(i / 10 for i in range(11))  # a judge's N/10: one bucket a score
 
 
 class Metrics:
@@ -54,7 +70,22 @@ class Metrics:
             ["func", "stat"],
             registry=self.registry,
         )
+        self.judge_scores = Histogram(
+            "rewardkit_judge_score",
+            "Scores judge rewards gave, per func (registry name) and reward (alias or name; 'other' past "
+            f"{MAX_REWARD_LABELS}).",
+            ["func", "reward"],
+            buckets=SCORE_BUCKETS,
+            registry=self.registry,
+        )
+        self.judge_replies = Counter(
+            "rewardkit_judge_replies",
+            "Judge replies per func, reward and outcome: 'scored', or the reason a reply had no score.",
+            ["func", "reward", "outcome"],
+            registry=self.registry,
+        )
         self._seen: dict[tuple[str, str], float] = {}  # this process's last reading of each reward figure
+        self._reward_labels: set[str] = set()
 
     def observe_batch(self, result: BatchResult) -> None:
         for key, values in result.scores.items():
@@ -67,6 +98,32 @@ class Metrics:
                 self.reasons.labels(func, reason).inc(count)
                 if reason == "timeout":
                     self.timeouts.labels(func).inc(count)
+            if func in JUDGE_REWARDS:
+                self._observe_judge(func, self._reward_label(key), values, result.errors.get(key))
+
+    def _observe_judge(
+        self, func: str, reward: str, values: list[float | None], reasons: list[str | None] | None
+    ) -> None:
+        """The scores into the histogram; each item the judge answered counted as a reply, by outcome."""
+        histogram = self.judge_scores.labels(func, reward)
+        outcomes: collections.Counter[str] = collections.Counter()
+        for i, value in enumerate(values):
+            if value is not None:
+                histogram.observe(value)
+                outcomes["scored"] += 1
+            elif reasons is not None and reasons[i] in NO_SCORE_REASONS:
+                outcomes[str(reasons[i])] += 1
+        for outcome, count in outcomes.items():
+            self.judge_replies.labels(func, reward, outcome).inc(count)
+
+    def _reward_label(self, key: str) -> str:
+        """``key`` as a label value, while this process has seen fewer than MAX_REWARD_LABELS of them."""
+        if key in self._reward_labels:
+            return key
+        if len(self._reward_labels) >= MAX_REWARD_LABELS:
+            return OTHER
+        self._reward_labels.add(key)
+        return key
 
     def record_stats(self, rewards: Mapping[str, Reward | str]) -> None:
         """Add the growth of each reward's figures since the last call (through the reward contract)."""

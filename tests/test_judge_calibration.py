@@ -1,0 +1,122 @@
+"""A judge's calibration: the score histogram and the share of replies without a score on ``/metrics``
+(a real uvicorn with a loopback judge), the bound on alias labels, and ``rewardkit agreement`` on the
+judge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from rewardkit.engine import BatchResult
+from service.metrics import MAX_REWARD_LABELS, OTHER, Metrics
+from tests.support.fake_judge import FakeJudge
+from tests.support.helpers import TOKEN, Server
+
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, fake_judge: FakeJudge) -> Iterator[Server]:
+    """The service, its judge the loopback one every test shares (conftest's ``fake_judge``)."""
+    env = {
+        "REWARDKIT_API_TOKEN": TOKEN,
+        "REWARDKIT_JUDGE_BASE_URL": fake_judge.url,
+        "REWARDKIT_JUDGE_MODEL": "calibration-judge",
+        "REWARDKIT_JUDGE_API_KEY": "sk-calibration",
+        "REWARDKIT_MATH_WORKERS": "1",
+    }
+    s = Server(env, tmp_path_factory.mktemp("calibration") / "server.log")
+    yield s
+    s.stop()
+
+
+def samples(text: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """Every sample called ``name`` in a scrape, keyed by its sorted labels."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                found[tuple(sorted(sample.labels.items()))] = sample.value
+    return found
+
+
+def test_metrics_carry_the_judges_scores_and_its_replies_without_a_score(server: Server) -> None:
+    questions = ["2+2? SCORE:8", "2+2? SCORE:8", "3+3? SCORE:3", "4+4? NOSCORE", "5+5? SCORE:10"]
+    body: dict[str, Any] = {
+        "funcs": ["llm_judge", {"name": "llm_judge", "alias": "strict_judge"}, "format"],
+        "completions": ["four", "4", "six", "eight", "ten"],
+        "columns": {"question": questions},
+    }
+    response = httpx.post(server.url + "/score", json=body, headers=AUTH, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json()["scores"]["llm_judge"] == [0.8, 0.8, 0.3, None, 1.0]
+    text = httpx.get(server.url + "/metrics", headers=AUTH, timeout=30).text
+
+    buckets = samples(text, "rewardkit_judge_score_bucket")
+    for reward in ("llm_judge", "strict_judge"):
+        labels = {"func": "llm_judge", "reward": reward}
+        by_bound = {dict(k)["le"]: v for k, v in buckets.items() if dict(k).items() >= labels.items()}
+        assert by_bound["0.2"] == 0 and by_bound["0.3"] == 1 and by_bound["0.8"] == 3
+        assert by_bound["1.0"] == by_bound["+Inf"] == 4  # the item without a score is not a score
+    counts = samples(text, "rewardkit_judge_score_count")
+    assert counts[(("func", "llm_judge"), ("reward", "llm_judge"))] == 4
+    assert samples(text, "rewardkit_judge_score_sum")[(("func", "llm_judge"), ("reward", "llm_judge"))] == (
+        pytest.approx(2.9)
+    )
+    assert not any(dict(k)["func"] == "format" for k in counts)  # only judges have these series
+
+    replies = samples(text, "rewardkit_judge_replies_total")
+    strict = {dict(k)["outcome"]: v for k, v in replies.items() if dict(k)["reward"] == "strict_judge"}
+    assert strict == {"scored": 4, "unparseable_judgement": 1}
+    unscored = sum(v for k, v in replies.items() if dict(k)["outcome"] != "scored")
+    assert unscored / sum(replies.values()) == pytest.approx(0.2)  # the share the module docstring computes
+
+
+def test_failed_calls_are_not_replies(server: Server, fake_judge: FakeJudge) -> None:
+    before = samples(
+        httpx.get(server.url + "/metrics", headers=AUTH, timeout=30).text, "rewardkit_judge_replies_total"
+    )
+    fake_judge.script = [(500, {})] * 8  # every attempt of the one call fails: no reply, an error reason
+    body = {
+        "funcs": [
+            {"name": "llm_judge", "alias": "flaky", "params": {"max_retries": 0, "on_unavailable": "none"}}
+        ],
+        "completions": ["4"],
+        "columns": {"question": ["9+9? SCORE:8 (not in the verdict cache)"]},
+    }
+    response = httpx.post(server.url + "/score", json=body, headers=AUTH, timeout=60)
+    assert fake_judge.requests >= 1
+    assert response.status_code == 200, response.text  # on_unavailable="none": the item gets None
+    assert response.json()["errors"]["flaky"] == ["judge_error:500"]
+    after = samples(
+        httpx.get(server.url + "/metrics", headers=AUTH, timeout=30).text, "rewardkit_judge_replies_total"
+    )
+    assert {k: v for k, v in after.items() if dict(k)["reward"] == "flaky"} == {}
+    assert after == before
+
+
+def test_alias_labels_are_bounded() -> None:
+    metrics = Metrics()
+    keys = [f"judge_{i}" for i in range(MAX_REWARD_LABELS + 10)]
+    result = BatchResult(
+        rewards=[1.0],
+        scores={key: [1.0] for key in keys},
+        errors={},
+        timing_ms={},
+        names=dict.fromkeys(keys, "llm_judge"),
+    )
+    metrics.observe_batch(result)
+    metrics.observe_batch(result)
+    labels = {
+        sample.labels["reward"]: sample.value
+        for family in metrics.registry.collect()
+        for sample in family.samples
+        if sample.name == "rewardkit_judge_score_count"
+    }
+    assert len(labels) == MAX_REWARD_LABELS + 1
+    assert labels["judge_0"] == 2 and labels[OTHER] == 20  # the ten past the bound, twice
+    assert f"judge_{MAX_REWARD_LABELS}" not in labels
