@@ -7,8 +7,8 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'r1v_acc', 'reasoning_steps',
- 'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
+['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'math_or_judge', 'r1v_acc',
+ 'reasoning_steps', 'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
 
 Architecture
 ------------
@@ -44,7 +44,8 @@ The contract, the names, a batch
 The rewards and what they read
 
 - ``rewards/``: one module a reward (``rewards/README.md``); ``rewards/_composed.py`` the rewards built on
-  another (``cosine``, ``length``), ``rewards/route.py`` rows to the reward their column names
+  another (``cosine``, ``length``), ``rewards/route.py`` rows to the reward their column names,
+  ``rewards/fallback.py`` math first, the judge where the rule verifier cannot decide (``math_or_judge``)
 - ``extract/``: reading final answers and golds, in the documented order (the verdict rules, doctested):
   ``extract/segment.py`` the final segment, ``extract/containers.py`` ``<answer>`` blocks and boxes,
   ``extract/markers.py`` answer markers, ``extract/values.py`` a value out of text

@@ -85,6 +85,11 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {"solution": "The answer is $\\boxed{0.5}$."},
         "expected": 1.0,
     },
+    "math_or_judge": {
+        "completion": "It is four.",  # no answer the rule reads: the judge decides
+        "columns": {"solution": "4", "question": "What is 2 + 2? SCORE:10"},  # the fake judge: [[10]]
+        "expected": 1.0,
+    },
     "r1v_acc": {
         "completion": "<think>I count them</think><answer>3</answer>",
         "columns": {"solution": "<answer> 3 </answer>"},
