@@ -2,7 +2,10 @@
 
 A labelled file is JSON lines (optionally gzipped), one completion a line with the columns the reward reads
 and a label (1 correct, 0 wrong; rows without a label are skipped). A reward's value counts as "correct"
-when it reaches ``threshold`` (0.5: 1.0 of a binary reward is correct, 0.0 and ``None`` are not).
+when it reaches ``threshold`` (0.5: 1.0 of a binary reward is correct, 0.0 and ``None`` are not). A
+graded reward is measured the same way: ``llm_judge`` gives N/10, so ``threshold=0.7`` counts a judge's
+7/10 and up as "correct" (its rows need the question, and usually the ``solution``); a disagreement
+shows the judge's reply.
 
 Reported per reward (and per group with ``by``): agreement, false positives (label 0 scored correct: the
 errors a policy can learn to exploit), false negatives (label 1 scored wrong: lost signal), the commonest
@@ -220,7 +223,11 @@ def _report(
         reason = scored.reasons[i] or ("accepted" if got else "not_equal")
         reasons[reason] += 1
         detail = scored.details[i]
-        shown = {k: _short(v) for k, v in detail.items()} if isinstance(detail, Mapping) else {}
+        shown: dict[str, Any] = {}
+        if isinstance(detail, Mapping):
+            shown = {k: _short(v) for k, v in detail.items()}
+        elif isinstance(detail, str):  # a judge's reply
+            shown = {"reply": _short(detail)}
         example = {
             "id": row.get("id", i),
             "label": want,

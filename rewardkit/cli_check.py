@@ -13,7 +13,7 @@ from rich.table import Table
 
 from rewardkit.agreement import half as split_half
 from rewardkit.agreement import measure, read_labelled
-from rewardkit.core import RewardError
+from rewardkit.core import BackendUnavailable, RewardError
 from rewardkit.registry import list_rewards
 from rewardkit.testing import CaseResult, GoldenCase, GoldenFileError, iter_golden_files, load_golden
 
@@ -60,10 +60,25 @@ def agreement_command(
         str | None, typer.Option(help="Only half A or B of the rows, split by --split-by (hold half out).")
     ] = None,
     split_by: Annotated[str, typer.Option(help="The field that splits rows into halves.")] = "solution",
+    threshold: Annotated[
+        float,
+        typer.Option(
+            help="A value counts as 'correct' from this on (llm_judge: 0.7 = a score of 7/10 and up)."
+        ),
+    ] = 0.5,
     show: Annotated[int, typer.Option(min=0, help="Disagreements to show per reward.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
 ) -> None:
-    """How far rewards agree with labelled data: agreement, false positives and negatives, top reasons."""
+    """How far rewards agree with labelled data: agreement, false positives and negatives, top reasons.
+
+    A graded reward is compared at --threshold, the judge too: --func llm_judge --threshold 0.7.
+
+    The judge's endpoint: REWARDKIT_JUDGE_BASE_URL, REWARDKIT_JUDGE_MODEL, REWARDKIT_JUDGE_API_KEY.
+
+    Its rows need a 'question' (or 'prompt', 'messages') and usually a 'solution'.
+
+    A reply without a score counts as wrong; each disagreement shows the judge's reply.
+    """
     columns: dict[str, str] = {}
     for item in column or []:
         name, eq, field = item.partition("=")
@@ -81,18 +96,21 @@ def agreement_command(
         reports = [
             report
             for f in func
-            for report in measure(rows, f, label=label, by=by, columns=columns or None, show=show)
+            for report in measure(
+                rows, f, label=label, by=by, columns=columns or None, threshold=threshold, show=show
+            )
         ]
     except OSError as exc:
         err.print(f"[red]error:[/red] cannot read {input_file}: {exc}")
         raise typer.Exit(2) from None
-    except RewardError as exc:
+    except (RewardError, BackendUnavailable) as exc:  # a judge that cannot be reached, too
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(json.dumps([r.as_dict() for r in reports], ensure_ascii=False, indent=1))
         return
-    table = Table(title=f"agreement with {label!r}: {input_file.name}" + (f" (half {half})" if half else ""))
+    title = f"agreement with {label!r}: {input_file.name}" + (f" (half {half})" if half else "")
+    table = Table(title=title + (f", correct from {threshold:g}" if threshold != 0.5 else ""))
     for name in ("reward", "group", "rows", "agree", "false +", "false -", "top reasons of disagreement"):
         table.add_column(name, justify="right" if name in ("rows", "agree", "false +", "false -") else "left")
     for r in reports:

@@ -4,7 +4,11 @@ judge."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +19,7 @@ from rewardkit.engine import BatchResult
 from service.metrics import MAX_REWARD_LABELS, OTHER, Metrics
 from tests.support.fake_judge import FakeJudge
 from tests.support.helpers import TOKEN, Server
+from tests.test_cli import SCRIPT
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
@@ -120,3 +125,63 @@ def test_alias_labels_are_bounded() -> None:
     assert len(labels) == MAX_REWARD_LABELS + 1
     assert labels["judge_0"] == 2 and labels[OTHER] == 20  # the ten past the bound, twice
     assert f"judge_{MAX_REWARD_LABELS}" not in labels
+
+
+# -- rewardkit agreement on the judge: the loopback judge scores what each question scripts (SCORE:N)
+LABELLED = [
+    {"completion": "4", "question": "2+2? SCORE:9", "solution": "4", "label": 1},
+    {"completion": "5", "question": "2+2? SCORE:1", "solution": "4", "label": 0},
+    {"completion": "6", "question": "3+3? SCORE:8", "solution": "6", "label": 1},
+    {"completion": "6", "question": "3+3? NOSCORE", "solution": "6", "label": 1},  # a reply with no score
+    {"completion": "9", "question": "4+4? SCORE:7", "solution": "8", "label": 0},  # 7/10 for a wrong one
+]
+
+
+def agreement(
+    path: Path, judge_url: str, *args: str, func: str = "llm_judge"
+) -> subprocess.CompletedProcess[str]:
+    """``rewardkit agreement`` as a user runs it, the judge's endpoint in the environment."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "COLUMNS": "200",
+        "REWARDKIT_JUDGE_BASE_URL": judge_url,
+        "REWARDKIT_JUDGE_MODEL": "calibration-judge",
+        "REWARDKIT_JUDGE_API_KEY": "sk-calibration",
+    }
+    command = [SCRIPT, "agreement", str(path), "--func", func, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_agreement_measures_the_judge_at_a_threshold(tmp_path: Path, fake_judge: FakeJudge) -> None:
+    path = tmp_path / "labelled.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in LABELLED))
+    out = agreement(path, fake_judge.url, "--json")
+    assert out.returncode == 0, out.stderr
+    [report] = json.loads(out.stdout)
+    assert (report["n"], report["agree"], report["false_positives"], report["false_negatives"]) == (
+        5,
+        3,
+        1,
+        1,
+    )
+    assert report["reasons"] == {"accepted": 1, "unparseable_judgement": 1}
+    assert report["examples"][0]["value"] == 0.7 and "[[7]]" in report["examples"][0]["reply"]
+    assert fake_judge.requests == 5  # the real calls, through the openai SDK
+
+    strict = json.loads(agreement(path, fake_judge.url, "--json", "--threshold", "0.75").stdout)[0]
+    assert (strict["agree"], strict["false_positives"], strict["false_negatives"]) == (4, 0, 1)
+    table = agreement(path, fake_judge.url, "--threshold", "0.75")
+    assert table.returncode == 0 and "correct from 0.75" in table.stdout and "80.0%" in table.stdout
+
+
+def test_agreement_on_the_judge_fails_clearly(tmp_path: Path, fake_judge: FakeJudge) -> None:
+    path = tmp_path / "labelled.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in LABELLED))
+    no_question = tmp_path / "no_question.jsonl"
+    no_question.write_text(json.dumps({"completion": "4", "label": 1}) + "\n")
+    missing = agreement(no_question, fake_judge.url)
+    assert missing.returncode == 2 and "question" in missing.stderr
+    unreachable = agreement(path, "http://127.0.0.1:9/v1", func="llm_judge:max_retries=0")
+    assert unreachable.returncode == 2 and "error: llm_judge" in unreachable.stderr, unreachable.stderr
+    helped = subprocess.run([SCRIPT, "agreement", "--help"], capture_output=True, text=True, timeout=60)
+    assert "llm_judge" in helped.stdout and "--threshold" in helped.stdout
