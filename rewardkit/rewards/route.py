@@ -14,22 +14,26 @@ A route is a reward name, or ``{"name": ..., "params": {...}, "columns": {...}}`
 (``aime*``), tried after the exact keys in the order given. Rows of one route need only that route's
 columns. A row whose key has no route raises (``unknown="none"``: it scores ``None``, reason ``no_route``);
 a row whose key is ``None`` scores ``None``, reason ``no_route``.
+
+On an event loop (the service), :meth:`Route.ascore_detailed` awaits the async faces of the rewards it routes
+to (a routed judge waits on the loop and holds no thread) and runs the others in threads, the routes at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.core import Completion, Explained, Reward, RewardError
+from rewardkit.core import Completion, Explained, Reward, RewardError, Scored
 from rewardkit.registry import register
 from rewardkit.rewards._composed import inner_name, inner_reward
 from rewardkit.spec import CallerParam
 
-__all__ = ["MAX_KEY", "KeyMatcher", "Route"]
+__all__ = ["MAX_KEY", "KeyMatcher", "Route", "ascore_reward"]
 
 MAX_KEY = 256  # characters in a route key
 
@@ -132,11 +136,8 @@ class Route(Reward):
         matcher: KeyMatcher = object.__getattribute__(self, "_matcher")
         return matcher.match(value if isinstance(value, str) else str(value))
 
-    def _score(
-        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Explained]:
-        n = len(completions)
-        out: list[Explained] = [Explained(None, "no_route")] * n
+    def _groups(self, columns: dict[str, list[Any]]) -> dict[str, list[int]]:
+        """The rows of each route key, in order (rows without a route in none; raises per ``unknown``)."""
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(columns[self.column]):
             key = None if value is None else self.route_of(value)
@@ -149,15 +150,67 @@ class Route(Reward):
                     )
                 continue
             groups.setdefault(key, []).append(i)
-        for key, rows in groups.items():
-            reward = self._rewards()[key]
-            required, optional = reward.caller_columns()
-            sub = {
-                name: [columns[name][i] for i in rows] for name in (*required, *optional) if name in columns
-            }
-            scored = reward.score_detailed(
-                [completions[i] for i in rows], raise_on_error=raise_on_error, **sub
-            )
+        return groups
+
+    def _share(
+        self, key: str, rows: list[int], completions: Sequence[Completion], columns: dict[str, list[Any]]
+    ) -> tuple[Reward, list[Completion], dict[str, list[Any]]]:
+        """A route's reward, its rows' completions and those rows of the columns that reward reads."""
+        reward = self._rewards()[key]
+        required, optional = reward.caller_columns()
+        sub = {name: [columns[name][i] for i in rows] for name in (*required, *optional) if name in columns}
+        return reward, [completions[i] for i in rows], sub
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Explained]:
+        out: list[Explained] = [Explained(None, "no_route")] * len(completions)
+        for key, rows in self._groups(columns).items():
+            reward, shared, sub = self._share(key, rows, completions, columns)
+            scored = reward.score_detailed(shared, raise_on_error=raise_on_error, **sub)
             for j, i in enumerate(rows):
                 out[i] = Explained(scored.values[j], scored.reasons[j], scored.details[j])
         return out
+
+    # -- async face: the service awaits it (rewardkit.engine.ascore_batch)
+    async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
+        """Score on the caller's event loop: each route's rewards at once, through their own async face
+        when they have one (the judge: no thread held while it waits), else in a thread."""
+        bound = self.bind_columns(completions, columns)
+        groups = self._groups(bound)
+        shares = [self._share(key, rows, completions, bound) for key, rows in groups.items()]
+        tasks = [
+            asyncio.ensure_future(ascore_reward(reward, shared, **sub)) for reward, shared, sub in shares
+        ]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:  # one route failed (the deadline, a missing column): stop the others
+            for task in tasks:
+                task.cancel()
+            raise
+        n = len(completions)
+        values: list[float | None] = [None] * n
+        reasons: list[str | None] = ["no_route"] * n
+        details: list[Any] = [None] * n
+        for rows, scored in zip(groups.values(), results, strict=True):
+            for j, i in enumerate(rows):
+                values[i], reasons[i], details[i] = scored.values[j], scored.reasons[j], scored.details[j]
+        return Scored(values, reasons, details)
+
+    async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
+        return (await self.ascore_detailed(completions, **columns)).values
+
+
+async def ascore_reward(reward: Reward, completions: Sequence[Completion], **columns: Any) -> Scored:
+    """``reward``'s detailed scores from an event loop: awaited through its async face
+    (``ascore_detailed``) when it has one, else computed in a thread (which carries the request deadline).
+
+    >>> import rewardkit
+    >>> asyncio.run(ascore_reward(rewardkit.get("format"), ["<think>a</think><answer>b</answer>"])).values
+    [1.0]
+    """
+    face = getattr(reward, "ascore_detailed", None)
+    if face is not None:
+        scored: Scored = await face(completions, **columns)
+        return scored
+    return await asyncio.to_thread(lambda: reward.score_detailed(completions, **columns))
