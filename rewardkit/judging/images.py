@@ -6,8 +6,9 @@ The JPEG of an image may not grow past :func:`encoded_limit` of what came in (fo
 1 MiB, at most ``max_bytes``): a 20 KB checkerboard PNG of 4096 x 4096 pixels would otherwise become a 9 MB
 JPEG. An encoding that grows past the limit is cut off as it is written, and the image is encoded again
 smaller (half the side, lower quality), twice at most, then refused (``encoded_too_large``). A
-:class:`ByteBudget` shared by a batch's images bounds their total. The request deadline is checked before
-each step, so a batch of many images stops at its deadline.
+:class:`ByteBudget` shared by a batch's images (``MAX_BATCH_IMAGE_BYTES``) bounds their total: without it, a
+batch of 2,000 PNGs of 2.8 KB (1350-pixel checkerboards) still encodes to 2 GB, each just under the 1 MiB
+floor. The request deadline is checked before each step, so a batch of many images stops at its deadline.
 
 >>> import io
 >>> from PIL import Image
@@ -31,6 +32,7 @@ from typing import Any
 from rewardkit.core import check_deadline
 
 __all__ = [
+    "MAX_BATCH_IMAGE_BYTES",
     "MAX_ENCODED_BYTES",
     "MIN_GROWTH_BYTES",
     "ByteBudget",
@@ -41,6 +43,7 @@ __all__ = [
 
 MAX_ENCODED_BYTES = 4 << 20  # one image's JPEG, whatever came in
 MIN_GROWTH_BYTES = 1 << 20  # a small input may still encode to this much
+MAX_BATCH_IMAGE_BYTES = 64 << 20  # a batch's images together (the ByteBudget a judge gives each batch)
 GROWTH = 4  # an input may encode to this many times its own bytes
 #: (reduction of the side, JPEG quality) tried in turn while the encoding is over the limit
 ATTEMPTS = ((1, 90), (2, 75), (4, 60))

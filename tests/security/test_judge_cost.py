@@ -12,6 +12,8 @@ import asyncio
 import base64
 import io
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +30,7 @@ from PIL import Image
 from rewardkit.core import DeadlineExceeded, Explained, Reward, Scored, deadline, remaining_s
 from rewardkit.judging.cache import MAX_CACHE_BYTES, request_key, verdicts
 from rewardkit.judging.images import (
+    MAX_BATCH_IMAGE_BYTES,
     MAX_ENCODED_BYTES,
     ByteBudget,
     ImageRefused,
@@ -261,9 +264,28 @@ def judge_body(
 class Watch:
     """What a replay cost the server: its peak memory, every /healthz latency, the requests' durations."""
 
+    idle: int = 0
     peak_rss: int = 0
     healthz: list[float] = field(default_factory=list)
     took: list[float] = field(default_factory=list)
+
+
+#: polls /healthz every 50 ms until its stdin closes, then prints the latencies; in a process of its own, so
+#: what the test process does meanwhile (the loopback judge writing 32 MiB replies) does not delay it
+HEALTHZ_POLLER = """
+import sys, threading, time, httpx
+url, stop, latencies = sys.argv[1], threading.Event(), []
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+with httpx.Client(timeout=30) as client:
+    client.get(url)
+    print("ready", flush=True)
+    while not stop.is_set():
+        start = time.monotonic()
+        client.get(url)
+        latencies.append(time.monotonic() - start)
+        stop.wait(0.05)
+print("\\n".join(map(str, latencies)))
+"""
 
 
 @contextmanager
@@ -272,36 +294,38 @@ def watched(server: Server, name: str, idle: int) -> Iterator[Watch]:
     watch = Watch()
     stop = threading.Event()
     process = psutil.Process(server.proc.pid)
+    watch.idle = before = int(process.memory_info().rss)  # the server at rest, just before this replay
 
     def memory() -> None:
         while not stop.is_set():
             watch.peak_rss = max(watch.peak_rss, process.memory_info().rss)
             stop.wait(0.02)
 
-    def health() -> None:
-        while not stop.is_set():
-            start = time.monotonic()
-            CLIENT.get(server.url + "/healthz", timeout=30)
-            watch.healthz.append(time.monotonic() - start)
-            stop.wait(0.05)
-
-    threads = [threading.Thread(target=memory), threading.Thread(target=health)]
-    for thread in threads:
-        thread.start()
+    poller = subprocess.Popen(
+        [sys.executable, "-c", HEALTHZ_POLLER, server.url + "/healthz"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert poller.stdout is not None and poller.stdout.readline().strip() == "ready"
+    thread = threading.Thread(target=memory)
+    thread.start()
     try:
         yield watch
     finally:
         time.sleep(0.2)  # a last sample after the requests
         stop.set()
-        for thread in threads:
-            thread.join()
-    above = (watch.peak_rss - idle) / 2**20
+        thread.join()
+        output, _ = poller.communicate(timeout=60)  # closing its stdin stops it
+        watch.healthz = [float(line) for line in output.split()]
+    above = (watch.peak_rss - before) / 2**20
     print(
-        f"\n{name}: peak RSS +{above:.0f} MB above idle, /healthz max {max(watch.healthz):.3f} s "
+        f"\n{name}: peak RSS +{above:.0f} MB above idle (+{(watch.peak_rss - idle) / 2**20:.0f} MB above the "
+        f"module's first idle), /healthz max {max(watch.healthz):.3f} s "
         f"({len(watch.healthz)} polls), requests took max {max(watch.took, default=0):.2f} s "
         f"(deadline {DEADLINE_S} s; {sorted(round(t, 2) for t in watch.took)[-5:]})"
     )
-    assert watch.peak_rss - idle < RSS_BUDGET, f"{name}: +{above:.0f} MB"
+    assert watch.peak_rss - before < RSS_BUDGET, f"{name}: +{above:.0f} MB"
     assert watch.healthz and max(watch.healthz) < HEALTHZ_S, watch.healthz
     assert max(watch.took, default=0) < DEADLINE_S + 1.0, watch.took
 
@@ -355,6 +379,18 @@ def test_checkerboard_images_are_small_and_stop_at_the_deadline(
         assert len(url) <= 2 << 20
 
 
+def test_images_made_to_encode_just_under_the_floor_are_bounded_together(
+    server: Server, judge: FakeJudge, idle_rss: int
+) -> None:
+    png = base64.b64encode(checkerboard_png(1350)).decode()  # 2.8 KB; encodes to just under 1 MiB
+    n = 2000
+    body = judge_body([f"answer {i}" for i in range(n)], {"max_image_side": 4096}, images=[[png]] * n)
+    with watched(server, f"{n} PNGs of 2.8 KB encoding to 1 MiB each", idle_rss) as watch:
+        response = timed_post(watch, server, body)
+    assert_scored_or_refused(response, 504)
+    assert sum(map(len, judge.image_urls)) <= MAX_BATCH_IMAGE_BYTES * 4 // 3 + 4096 * len(judge.image_urls)
+
+
 def test_huge_judge_replies_are_not_held(server: Server, judge: FakeJudge, idle_rss: int) -> None:
     judge.reply_bytes = 32 << 20  # 8 replies of 32 MiB
     with watched(server, "8 judge replies of 32 MiB", idle_rss) as watch:
@@ -362,7 +398,7 @@ def test_huge_judge_replies_are_not_held(server: Server, judge: FakeJudge, idle_
     assert_scored_or_refused(response, 503)
     assert judge.requests >= 1
     after = psutil.Process(server.proc.pid).memory_info().rss
-    assert after - idle_rss < RSS_BUDGET // 2  # the cache keeps no huge reply
+    assert after - watch.idle < RSS_BUDGET // 2  # the cache keeps no huge reply
 
 
 def test_a_routed_hanging_judge_holds_no_thread(server: Server, judge: FakeJudge, idle_rss: int) -> None:
@@ -401,6 +437,6 @@ def test_a_routed_hanging_judge_holds_no_thread(server: Server, judge: FakeJudge
             waits.append(time.monotonic() - start)
         for thread in threads:
             thread.join()
-    print(f"format while 45 routed requests hang: max {max(waits):.3f} s over {len(waits)} requests")
+        print(f"\nformat while 45 routed requests hang: max {max(waits):.3f} s over {len(waits)} requests")
     assert len(responses) == 45 and all(r.status_code == 504 for r in responses), responses
     assert waits and max(waits) < 2.0, waits
