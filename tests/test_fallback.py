@@ -78,6 +78,7 @@ def test_undecided_items_go_to_the_judge_and_say_so(fake_judge: FakeJudge) -> No
     ]
     assert scored.details[5]["judge_reason"] == "unparseable_judgement"
     assert scored.details[1]["rule"] == {"answer": None, "gold": "4"}
+    assert [scored.details[i]["rule_value"] for i in (1, 3, 4)] == [0.0, 0.0, None]
     assert all("same final answer as the reference answer" in text for text in fake_judge.texts)
 
 

@@ -20,12 +20,13 @@ overrule: ``unclosed_think`` (reasoning that never ended: paying it would pay tr
 
 Per item, the reason says which path decided: the rule's own reason (``None`` for a normal verdict), or
 ``judged:<the rule's reason>`` (``judged:no_answer``, ``judged:text_gold``); where the judge gave no score for
-an item (a failed call, no ``[[N]]``), the rule's value stands with ``judge_failed:<the rule's reason>`` and
-the judge's reason in ``details``. A judge that no call reaches raises, as the judge does
-(:class:`~rewardkit.rewards.judge.JudgeUnavailableError`, a 503 in the service). Only the undecided items
-are sent, each as the last ``max_judge_chars`` characters of its text (where final answers are), with the
-gold answer the rule read as the reference; how many items took which path, in this process, is in
-``stats()`` (``fallback_items``, ``fallback_undecided``, ``fallback_judged``, ``fallback_judge_failed``).
+an item (a failed call, no ``[[N]]``), the rule's value stands with ``judge_failed:<the rule's reason>``.
+A judged item's ``details`` hold the rule's value and details and the judge's score, reason and reply. A
+judge that no call reaches raises, as the judge does (:class:`~rewardkit.rewards.judge.JudgeUnavailableError`,
+a 503 in the service). Only the undecided items are sent, each as the last ``max_judge_chars`` characters
+of its text (where final answers are), with the gold answer the rule read as the reference; how many items
+took which path, in this process, is in ``stats()`` (``fallback_items``, ``fallback_undecided``,
+``fallback_judged``, ``fallback_judge_failed``).
 
 The judge is required: without its settings (``REWARDKIT_JUDGE_BASE_URL``, ``REWARDKIT_JUDGE_MODEL``, the
 key's variable) construction fails with the judge's own error, naming the missing setting, and a service
@@ -339,6 +340,7 @@ class MathOrJudge(Reward):
             score, judge_reason, reply = judged.values[j], judged.reasons[j], judged.details[j]
             detail = {
                 "rule": ruled.details[i],
+                "rule_value": ruled.values[i],
                 "judge_score": score,
                 "judge_reason": judge_reason,
                 "reply": reply,
