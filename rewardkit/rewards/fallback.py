@@ -47,7 +47,7 @@ import dataclasses
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.core import (
@@ -200,7 +200,7 @@ class MathOrJudge(Reward):
         rule: the rule verifier (a name or ``{"name", "params", "columns"}``), ``"math"``.
         judge: the judge (the same), ``"llm_judge"``: it must be configured (``REWARDKIT_JUDGE_*``), else
             construction fails with its error.
-        template: the verification prompt an ``llm_judge`` judge is given (:data:`VERIFY_TEMPLATE`).
+        template: the verification prompt an ``llm_judge`` judge is given (``None``: :data:`VERIFY_TEMPLATE`).
         undecided: the rule's reasons that send an item to the judge (:data:`UNDECIDED`).
         threshold: a judge score at or above it is right (0.5).
         max_judge_chars: the judge reads the last this many characters of a completion (8,000).
@@ -209,7 +209,7 @@ class MathOrJudge(Reward):
 
     rule: Any = "math"
     judge: Any = "llm_judge"
-    template: str = field(default=VERIFY_TEMPLATE, repr=False)
+    template: str | None = None
     undecided: Sequence[str] = UNDECIDED
     threshold: float = 0.5
     max_judge_chars: int = 8000
@@ -228,12 +228,12 @@ class MathOrJudge(Reward):
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ValueError(f"math_or_judge: max_judge_chars must be a positive integer, got {c!r}")
         binary_values("math_or_judge", self.correct, self.wrong)
-        if not isinstance(self.template, str):
+        if self.template is not None and not isinstance(self.template, str):
             raise ValueError(f"math_or_judge: template must be a string, got {type(self.template).__name__}")
         rule = inner_reward(self.rule, "math_or_judge: rule")
         judge = inner_reward(self.judge, "math_or_judge: judge")  # no judge settings: the judge's error
         if isinstance(judge, LLMJudge):  # the verification question, not the judge's grading prompt
-            judge = dataclasses.replace(judge, template=self.template).configure(
+            judge = dataclasses.replace(judge, template=self.template or VERIFY_TEMPLATE).configure(
                 alias=judge._alias, columns=judge._column_map
             )
         object.__setattr__(self, "_rule", rule)
