@@ -52,6 +52,7 @@ bench: install
 	$(BIN)/python bench/verdicts.py
 	$(BIN)/python bench/service_overhead.py
 	$(BIN)/python bench/judge_throughput.py
+	$(BIN)/python bench/judge_fallback.py
 	$(BIN)/python bench/verl_adapter.py
 	$(BIN)/python bench/diagnose.py
 	$(BIN)/python bench/scale_out.py
