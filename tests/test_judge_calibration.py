@@ -104,6 +104,31 @@ def test_failed_calls_are_not_replies(server: Server, fake_judge: FakeJudge) -> 
     assert after == before
 
 
+def test_every_reason_for_a_reply_without_a_score_is_counted() -> None:
+    metrics = Metrics()
+    reasons = [None, "unparseable_judgement", "judge_quoted_response", "judge_reply_too_large", "timeout"]
+    result = BatchResult(
+        rewards=[0.9, None, None, None, None],
+        scores={"llm_judge": [0.9, None, None, None, None]},
+        errors={"llm_judge": reasons},
+        timing_ms={},
+        names={"llm_judge": "llm_judge"},
+    )
+    metrics.observe_batch(result)
+    replies = {
+        sample.labels["outcome"]: sample.value
+        for family in metrics.registry.collect()
+        for sample in family.samples
+        if sample.name == "rewardkit_judge_replies_total"
+    }
+    assert replies == {  # a timeout is no reply
+        "scored": 1,
+        "unparseable_judgement": 1,
+        "judge_quoted_response": 1,
+        "judge_reply_too_large": 1,
+    }
+
+
 def test_alias_labels_are_bounded() -> None:
     metrics = Metrics()
     keys = [f"judge_{i}" for i in range(MAX_REWARD_LABELS + 10)]
