@@ -104,24 +104,29 @@ def test_failed_calls_are_not_replies(server: Server, fake_judge: FakeJudge) -> 
     assert after == before
 
 
+def judge_batch(
+    scores: dict[str, list[float | None]], errors: dict[str, list[str | None]] | None = None
+) -> BatchResult:
+    """The engine's result of a batch scored by judges only, under the keys of ``scores``."""
+    rewards = next(iter(scores.values()))
+    return BatchResult(rewards, scores, errors or {}, {}, dict.fromkeys(scores, "llm_judge"))
+
+
+def by_label(metrics: Metrics, name: str, label: str) -> dict[str, float]:
+    """The samples called ``name`` in ``metrics``, by the value of one of their labels."""
+    return {
+        sample.labels[label]: sample.value
+        for family in metrics.registry.collect()
+        for sample in family.samples
+        if sample.name == name
+    }
+
+
 def test_every_reason_for_a_reply_without_a_score_is_counted() -> None:
     metrics = Metrics()
     reasons = [None, "unparseable_judgement", "judge_quoted_response", "judge_reply_too_large", "timeout"]
-    result = BatchResult(
-        rewards=[0.9, None, None, None, None],
-        scores={"llm_judge": [0.9, None, None, None, None]},
-        errors={"llm_judge": reasons},
-        timing_ms={},
-        names={"llm_judge": "llm_judge"},
-    )
-    metrics.observe_batch(result)
-    replies = {
-        sample.labels["outcome"]: sample.value
-        for family in metrics.registry.collect()
-        for sample in family.samples
-        if sample.name == "rewardkit_judge_replies_total"
-    }
-    assert replies == {  # a timeout is no reply
+    metrics.observe_batch(judge_batch({"llm_judge": [0.9, None, None, None, None]}, {"llm_judge": reasons}))
+    assert by_label(metrics, "rewardkit_judge_replies_total", "outcome") == {  # a timeout is no reply
         "scored": 1,
         "unparseable_judgement": 1,
         "judge_quoted_response": 1,
@@ -131,22 +136,10 @@ def test_every_reason_for_a_reply_without_a_score_is_counted() -> None:
 
 def test_alias_labels_are_bounded() -> None:
     metrics = Metrics()
-    keys = [f"judge_{i}" for i in range(MAX_REWARD_LABELS + 10)]
-    result = BatchResult(
-        rewards=[1.0],
-        scores={key: [1.0] for key in keys},
-        errors={},
-        timing_ms={},
-        names=dict.fromkeys(keys, "llm_judge"),
-    )
+    result = judge_batch({f"judge_{i}": [1.0] for i in range(MAX_REWARD_LABELS + 10)})
     metrics.observe_batch(result)
     metrics.observe_batch(result)
-    labels = {
-        sample.labels["reward"]: sample.value
-        for family in metrics.registry.collect()
-        for sample in family.samples
-        if sample.name == "rewardkit_judge_score_count"
-    }
+    labels = by_label(metrics, "rewardkit_judge_score_count", "reward")
     assert len(labels) == MAX_REWARD_LABELS + 1
     assert labels["judge_0"] == 2 and labels[OTHER] == 20  # the ten past the bound, twice
     assert f"judge_{MAX_REWARD_LABELS}" not in labels
