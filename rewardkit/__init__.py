@@ -56,7 +56,11 @@ The rewards and what they read
   worker host process (``python -m rewardkit.verify``, ``verify/__main__.py``) and its pebble pools,
   ``verify/worker.py`` what runs in a worker
 - ``judging/``: the judge's parts: ``judging/templates.py`` prompts and reading the score,
-  ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache
+  ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache,
+  ``judging/fence.py`` the completion and columns fenced as data, their markers neutralised,
+  ``judging/verdict.py`` where a score is read (JSON field or the judge's own text) and the mode probe,
+  ``judging/prompts.py`` a batch's prompts built off the loop within the byte cap,
+  ``judging/calls.py`` one call (reply byte limit, retries, failures as reasons or one error)
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 

@@ -1,4 +1,8 @@
-"""Judge prompts: the default template, what a template may hold, and reading the score from a reply."""
+"""Judge prompts: the default template, what a template may hold, and reading a ``[[N]]`` score.
+
+The values of a template's placeholders go into the prompt fenced (:mod:`rewardkit.judging.fence`); where in
+a reply the score may be read from is :mod:`rewardkit.judging.verdict`'s rule.
+"""
 
 from __future__ import annotations
 
@@ -26,15 +30,16 @@ Judge correctness first, then completeness and clarity.
 {completion}
 
 Write a short justification (at most three sentences),
-then give the final score from 0 to 10 in the form [[N]]."""
+then give the final score from 0 to 10 in the form [[N]] on the last line."""
 
-_SCORE = re.compile(r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]")
+# ASCII digits and spaces only: a fullwidth or Arabic-Indic "[[10]]" is not the judge's own verdict
+_SCORE = re.compile(r"\[\[[ \t]*(-?[0-9]+(?:\.[0-9]+)?)[ \t]*\]\]")
 MAX_CALLER_TEMPLATE_CHARS = 20_000
 
 
 def template_fields(template: str) -> frozenset[str]:
     """The placeholders of a template; each must be a plain ``{name}`` (no attribute or index access, no
-    format spec or conversion), else ``ValueError``.
+    format spec or conversion) and appear once (a prompt holds each value once), else ``ValueError``.
 
     >>> sorted(template_fields("Q: {question} A: {completion} ({{literal}})"))
     ['completion', 'question']
@@ -42,6 +47,10 @@ def template_fields(template: str) -> frozenset[str]:
     Traceback (most recent call last):
     ...
     ValueError: template placeholders must be plain {name}; got {completion:>20000000}
+    >>> template_fields("{completion} {completion}")
+    Traceback (most recent call last):
+    ...
+    ValueError: template placeholder {completion} appears more than once; each may appear once
     """
     fields = set()
     for _, name, spec, conversion in string.Formatter().parse(template):
@@ -50,13 +59,15 @@ def template_fields(template: str) -> frozenset[str]:
         if not name.isidentifier() or spec or conversion:
             shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
             raise ValueError(f"template placeholders must be plain {{name}}; got {{{shown}}}")
+        if name in fields:
+            raise ValueError(f"template placeholder {{{name}}} appears more than once; each may appear once")
         fields.add(name)
     return frozenset(fields)
 
 
 def check_inline_template(template: object) -> None:
     """What a remote caller's template must be: an inline string (never a file name) of at most
-    ``MAX_CALLER_TEMPLATE_CHARS`` with plain placeholders including ``{completion}``."""
+    ``MAX_CALLER_TEMPLATE_CHARS`` with plain placeholders, each once, including ``{completion}``."""
     if not isinstance(template, str):
         raise ValueError("must be a string holding the template itself")
     if len(template) > MAX_CALLER_TEMPLATE_CHARS:
@@ -68,7 +79,8 @@ def check_inline_template(template: object) -> None:
 
 
 def parse_judgement(reply: str) -> float | None:
-    """The reward in [0, 1] from the last ``[[N]]`` of a reply, or ``None`` when there is none in 0..10.
+    """The reward in [0, 1] from the last ``[[N]]`` of a text (ASCII digits), or ``None`` when there is
+    none in 0..10. Which part of a judge's reply may be read is :func:`rewardkit.judging.verdict.read_text`.
 
     >>> parse_judgement("Good, but [[4]] was my first thought. Final: [[8.5]]")
     0.85

@@ -1,11 +1,20 @@
-"""LLM judge: a model behind any OpenAI-compatible base URL scores answers no rule can check.
+"""LLM judge: a model behind any OpenAI-compatible base URL scores answers no rule can check, and the policy
+being trained cannot talk it into a better score.
 
 The default template asks for a short justification and a final score from 0 to 10 as ``[[N]]`` (the
-MT-Bench convention); the reward is N / 10, read from the last ``[[N]]`` of the reply. Requests run
-concurrently (bounded per batch and per endpoint across the process), identical requests go once per batch
-and are cached (:mod:`rewardkit.judging.cache`), transient failures are retried (:mod:`rewardkit.retry`), and
-configuration errors (401/403/404) stop the batch with one actionable message that never contains the key.
-Templates live in :mod:`rewardkit.judging.templates`, images in :mod:`rewardkit.judging.images`.
+MT-Bench convention); the reward is N / 10. What the policy wrote goes in as data: the completion and every
+column sit inside a fence whose boundary it cannot forge, with score markers and boundary look-alikes in
+them neutralised (:mod:`rewardkit.judging.fence`; reason ``judge_marker_in_completion``). The score is read
+from a JSON field where the endpoint honours a JSON schema, else from the judge's own text after any quote
+of the fence (:mod:`rewardkit.judging.verdict`; ``verdict="auto"`` asks the endpoint once which).
+
+Prompts are built, capped in bytes and hashed off the event loop (:mod:`rewardkit.judging.prompts`);
+requests run concurrently (bounded per batch and per endpoint across the process), identical requests go
+once per batch and are cached with a truncated reply (:mod:`rewardkit.judging.cache`); replies are read
+within a byte limit, transient failures retried (:mod:`rewardkit.judging.calls`). A batch whose calls all
+fail (unreachable, 5xx, timeouts, replies without a score) raises :class:`JudgeUnavailableError` (a 503 in
+the service); configuration errors (401/403/404) stop it with one actionable message that never contains
+the key.
 """
 
 from __future__ import annotations
@@ -14,42 +23,59 @@ import asyncio
 import contextvars
 import importlib.util
 import os
-import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from rewardkit import chat
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import (
-    BackendUnavailable,
     ColumnError,
     Completion,
     DeadlineExceeded,
     Explained,
     Reward,
-    RewardError,
     Scored,
-    completion_text,
     finite_number,
     number_error,
     remaining_s,
 )
 from rewardkit.judging.cache import Outcome, request_key, verdicts
-from rewardkit.judging.images import ImageRefused, encode_image
+from rewardkit.judging.calls import (
+    Caller,
+    JudgeConfigError,
+    JudgeUnavailableError,
+    down,
+    new_client,
+    unavailable_message,
+)
+from rewardkit.judging.fence import MARKER_REASON
+from rewardkit.judging.images import encode_image
+from rewardkit.judging.prompts import QUESTION_COLUMNS, Prompter, question_text
 from rewardkit.judging.templates import (
     DEFAULT_TEMPLATE,
     check_inline_template,
     parse_judgement,
     template_fields,
 )
+from rewardkit.judging.verdict import (
+    MODES,
+    PROBE_MESSAGES,
+    QUOTED_REASON,
+    RESPONSE_FORMAT,
+    UNPARSEABLE,
+    known_mode,
+    probe_mode,
+    read_json,
+    read_text,
+    remember_mode,
+)
 from rewardkit.registry import named, register
-from rewardkit.retry import retry_after_s, retrying
 from rewardkit.spec import CallerParam, read_if_file
 
 __all__ = [
+    "QUESTION_COLUMNS",
     "JudgeConfigError",
     "JudgeUnavailableError",
     "LLMJudge",
@@ -57,39 +83,16 @@ __all__ = [
     "encode_image",
     "llm_judge",
     "parse_judgement",
+    "question_text",
     "template_fields",
 ]
 
 _BUILTIN_FIELDS = {"question", "solution", "completion"}
-#: where the question is read from, first found first: TRL passes ``prompts``, ms-swift ``messages``
-QUESTION_COLUMNS = ("question", "prompt", "prompts", "messages")
-UNREACHABLE = frozenset({"connection_error"})  # a timeout reached a server: it may be slow, not down
+REPLY_KEPT_CHARS = 2000  # of a reply, in details and in the verdict cache
+_CACHED = (None, UNPARSEABLE, QUOTED_REASON)  # what a repeat of the same request would answer again
 _limits: dict[tuple[str, int], SharedLimit] = {}  # judge calls in flight, per endpoint, across requests
 _limits_lock = threading.Lock()
-
-
-class JudgeConfigError(RewardError):
-    """The judge endpoint refused the configuration (401/403/404): fix the setting, not the data."""
-
-
-class JudgeUnavailableError(BackendUnavailable):
-    """No call of a batch reached the judge endpoint, after the retries: training on a batch of ``None``
-    would go on with no signal. ``on_unavailable="none"`` gives those items ``None`` instead."""
-
-
-def question_text(value: Any) -> str:
-    """The question of one row, for the judge's prompt: a string as it is; of a chat (a ``prompts`` or
-    ``messages`` row), the last user message's text (:func:`rewardkit.chat.question_text`); ``""`` for a
-    chat without one or ``None``; any other value as text.
-
-    >>> question_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
-    ...                {"role": "assistant", "content": "4"}])
-    '2+2?'
-    """
-    text = chat.question_text(value)
-    if text is not None:
-        return text
-    return "" if value is None or isinstance(value, list | tuple) else str(value)
+_T = TypeVar("_T")
 
 
 def _setting(value: Any, env: str) -> Any:
@@ -100,8 +103,9 @@ def _setting(value: Any, env: str) -> Any:
     "llm_judge",
     columns=[],
     optional_columns=[*QUESTION_COLUMNS, "solution", "images"],
-    # Where the server's key goes (base_url, model, api_key_env), what it reads (files) and how much it holds
-    # (cache, total calls in flight) are the operator's; a caller sizes its own request within caps.
+    # Where the server's key goes (base_url, model, api_key_env), what it reads (files), how much it holds
+    # (cache, total calls in flight, prompt and reply bytes) and how verdicts are read are the operator's; a
+    # caller sizes its own request within caps.
     caller_params={
         "template": CallerParam(check=check_inline_template, inline_file=True),
         "max_concurrency": CallerParam(cap=256),
@@ -110,12 +114,13 @@ def _setting(value: Any, env: str) -> Any:
         "temperature": CallerParam(cap=2),
         "max_image_side": CallerParam(cap=4096),
         "on_unavailable": CallerParam(),
+        "unavailable_share": CallerParam(cap=1),
     },
     remote_defaults={"local_files": False, "image_urls": False},
 )
 @dataclass(frozen=True)
 class LLMJudge(Reward):
-    """LLM judge: a model behind an OpenAI-compatible URL scores each answer 0-10 as [[N]]; reward N/10.
+    """LLM judge: a model behind an OpenAI-compatible URL scores each fenced answer 0-10; reward N/10.
 
     Every setting defaults to its ``REWARDKIT_JUDGE_*`` environment variable (``BASE_URL``, ``MODEL``,
     ``API_KEY_ENV`` - the *name* of the variable holding the key, default ``REWARDKIT_JUDGE_API_KEY``).
@@ -124,8 +129,12 @@ class LLMJudge(Reward):
     ``max_total_concurrency`` bounds the calls in flight to one endpoint across every batch of the process.
     ``client``: an ``openai.AsyncOpenAI``-like client to use instead of one made from the settings (tests,
     custom transports); it is not closed by the judge. ``on_unavailable``: ``"raise"`` (the default) raises
-    :class:`JudgeUnavailableError` when no call of a batch reached the endpoint; ``"none"`` scores those
-    items ``None`` (reason ``connection_error``).
+    :class:`JudgeUnavailableError` when at least ``unavailable_share`` (default 1: all) of a batch's calls
+    failed (unreachable, 5xx or 429, timeouts, replies without a score or over ``max_reply_bytes``);
+    ``"none"`` scores those items ``None`` with their reasons (``connection_error``, ``judge_error:503``...).
+    Operator settings: ``verdict`` (``"auto"``, ``"json"``, ``"text"``: :mod:`rewardkit.judging.verdict`),
+    ``max_prompt_bytes`` (an item whose prompt is larger gets ``prompt_too_large``, no call),
+    ``max_reply_bytes`` (a larger reply is abandoned as it streams in: ``judge_reply_too_large``).
     The question is read from the first of the columns ``question``, ``prompt``, ``prompts`` and
     ``messages`` that is given (a chat: its last user message).
     """
@@ -145,6 +154,10 @@ class LLMJudge(Reward):
     max_image_pixels: int = 25_000_000
     max_total_concurrency: int = 256
     on_unavailable: str = "raise"
+    unavailable_share: float = 1.0
+    verdict: str = "auto"
+    max_prompt_bytes: int = 256 * 1024
+    max_reply_bytes: int = 1 << 20
     client: Any = None
 
     def __post_init__(self) -> None:
@@ -181,6 +194,11 @@ class LLMJudge(Reward):
             raise ValueError(
                 f"llm_judge: on_unavailable must be 'raise' or 'none', got {self.on_unavailable!r}"
             )
+        if self.verdict not in MODES:
+            raise ValueError(f"llm_judge: verdict must be one of {', '.join(MODES)}, got {self.verdict!r}")
+        share = self.unavailable_share
+        if not finite_number(share) or not 0 < share <= 1:
+            raise number_error("llm_judge", "unavailable_share", "a number in (0, 1]", share)
         for flag in ("local_files", "image_urls"):
             if not isinstance(getattr(self, flag), bool):
                 raise ValueError(f"llm_judge: {flag} must be true or false")
@@ -191,6 +209,8 @@ class LLMJudge(Reward):
             ("cache_size", self.cache_size, 0),
             ("max_image_pixels", self.max_image_pixels, 1),
             ("max_total_concurrency", self.max_total_concurrency, 1),
+            ("max_prompt_bytes", self.max_prompt_bytes, 1024),
+            ("max_reply_bytes", self.max_reply_bytes, 1024),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"llm_judge: {name} must be an integer >= {low}, got {value!r}")
@@ -235,18 +255,8 @@ class LLMJudge(Reward):
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Explained]:
-        scored = self._run_sync(completions, columns)
+        scored = _run(lambda: self._judge(completions, columns))
         return [Explained(*item) for item in zip(scored.values, scored.reasons, scored.details, strict=True)]
-
-    def _run_sync(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._judge(completions, columns))
-        # Called synchronously from inside a running loop: judge on a loop of our own, in a thread.
-        context = contextvars.copy_context()  # the deadline goes along
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(context.run, asyncio.run, self._judge(completions, columns)).result()
 
     # -- async face (the service and the ms-swift plugin's AsyncORM use it)
     async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
@@ -256,95 +266,111 @@ class LLMJudge(Reward):
     async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
         return (await self.ascore_detailed(completions, **columns)).values
 
+    # -- lifecycle: ``verdict="auto"`` asks the endpoint once which verdicts it can be held to
+    def ready(self, timeout_s: float) -> bool | None:
+        """Probe the endpoint for its verdict mode (once a process); ``True`` once known, ``None`` while the
+        endpoint cannot be asked (or with a fixed ``verdict``: nothing to find out)."""
+        if self.verdict != "auto":
+            return None
+        if known_mode(str(self.base_url), str(self.model)) is None:
+            _run(lambda: self._with_caller(lambda caller: asyncio.wait_for(self._mode(caller), timeout_s)))
+        return True if known_mode(str(self.base_url), str(self.model)) else None
+
     # -- the work
-    def _messages(
-        self, completion: Completion, columns: dict[str, list[Any]], i: int
-    ) -> list[dict[str, Any]]:
-        text = completion_text(completion)
-        if text is None:
-            raise ValueError("invalid_completion")
-        source = next(name for name in QUESTION_COLUMNS if name in columns)
-        question = question_text(columns[source][i])
-        values = {name: columns[name][i] for name in self.required_columns}
-        solution = columns["solution"][i] if "solution" in columns else None
-        values.update(
-            question=question or "", solution="(none)" if solution is None else solution, completion=text
-        )
-        prompt = str(self.template).format_map(values)
-        images = columns["images"][i] if "images" in columns else None
-        if not images:
-            return [{"role": "user", "content": prompt}]
-        parts: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
-        for k, image in enumerate(images if isinstance(images, list | tuple) else [images]):
-            try:
-                url = encode_image(
-                    image,
-                    self.max_image_side,
-                    local_files=self.local_files,
-                    image_urls=self.image_urls,
-                    max_pixels=self.max_image_pixels,
-                )
-            except ImageRefused as exc:
-                raise ValueError(f"bad_image:{k}:{exc}") from None
-            except Exception as exc:
-                raise ValueError(f"bad_image:{k}:{type(exc).__name__}") from None
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-        return [{"role": "user", "content": parts}]
-
     async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
-        if "images" in columns:  # decoding images is CPU work: off the event loop
-            return await asyncio.to_thread(asyncio.run, self._judge_prepared(completions, columns))
-        return await self._judge_prepared(completions, columns)
-
-    async def _judge_prepared(
-        self, completions: Sequence[Completion], columns: dict[str, list[Any]]
-    ) -> Scored:
-        import openai
-
+        prompter = Prompter(
+            template=str(self.template),
+            fields=object.__getattribute__(self, "_fields"),
+            max_prompt_bytes=self.max_prompt_bytes,
+            max_image_side=self.max_image_side,
+            local_files=self.local_files,
+            image_urls=self.image_urls,
+            max_image_pixels=self.max_image_pixels,
+        )
+        # fencing, image encoding and hashing are CPU work: off the event loop, within the deadline
+        key = [self.base_url, self.model, self.temperature]
+        batch = await asyncio.to_thread(prompter.prepare, completions, columns, key)
         n = len(completions)
         values: list[float | None] = [None] * n
         reasons: list[str | None] = [None] * n
         details: list[Any] = [None] * n
-        requests: dict[str, list[int]] = {}
-        payloads: dict[str, list[dict[str, Any]]] = {}
-        for i, completion in enumerate(completions):
-            try:
-                messages = self._messages(completion, columns, i)
-            except ValueError as exc:
-                values[i], reasons[i] = (
-                    (0.0, str(exc)) if str(exc) == "invalid_completion" else (None, str(exc))
+        for i, decided in batch.decided.items():
+            values[i], reasons[i] = decided
+        if not batch.requests:
+            return Scored(values, reasons, details)
+
+        async def calls(caller: Caller) -> list[Outcome]:
+            mode = await self._mode(caller)
+            work = [
+                asyncio.ensure_future(
+                    self._one(caller, request_key([digest, mode]), *batch.payloads[digest], mode)
                 )
-                continue
-            key = request_key([self.base_url, self.model, self.temperature, messages])
-            requests.setdefault(key, []).append(i)
-            payloads[key] = messages
-        own_client = self.client is None
-        client = self.client or openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=os.environ[str(self.api_key_env)],
-            timeout=self.timeout_s,
-            max_retries=0,  # rewardkit.retry does the retrying
-        )
-        semaphore = asyncio.Semaphore(self.max_concurrency)
-        total = self._shared_limit()
-        calls = asyncio.gather(*(self._one(client, semaphore, total, key, payloads[key]) for key in requests))
+                for digest in batch.requests
+            ]
+            try:
+                return list(await asyncio.gather(*work))
+            finally:  # a configuration error (or the deadline) stops the batch: no call goes on without it
+                for task in work:
+                    task.cancel()
+                await asyncio.gather(*work, return_exceptions=True)
+
         try:
-            outcomes = await asyncio.wait_for(calls, timeout=remaining_s())
+            outcomes = await asyncio.wait_for(self._with_caller(calls), timeout=remaining_s())
         except TimeoutError:  # the request deadline: every call was cancelled
             raise DeadlineExceeded("llm_judge: the request deadline passed") from None
-        finally:
-            if own_client:
-                await client.close()
-        if self.on_unavailable == "raise" and outcomes and all(o[1] in UNREACHABLE for o in outcomes):
+        failed = [str(o[1]) for o in outcomes if down(o[1])]
+        if (
+            self.on_unavailable == "raise"
+            and failed
+            and len(failed) >= self.unavailable_share * len(outcomes)
+        ):
             raise JudgeUnavailableError(
-                f"llm_judge: none of {len(outcomes)} calls reached the judge at {self._shown_url()} after "
-                f"{self.max_retries} retries ({outcomes[0][1]}). Check that the server is up and reachable "
-                "from here, and the base URL and port; on_unavailable='none' scores such items None instead."
+                unavailable_message(failed, len(outcomes), str(self.base_url), self.max_retries)
             )
-        for key, (value, reason, raw) in zip(requests, outcomes, strict=True):
-            for i in requests[key]:
-                values[i], reasons[i], details[i] = value, reason, raw
+        for digest, (value, reason, reply) in zip(batch.requests, outcomes, strict=True):
+            for i in batch.requests[digest]:
+                values[i], reasons[i], details[i] = value, reason, reply
+                if i in batch.marked and reason is None:
+                    reasons[i] = MARKER_REASON
         return Scored(values, reasons, details)
+
+    async def _with_caller(self, work: Callable[[Caller], Awaitable[_T]]) -> _T:
+        """Run ``work`` with this batch's caller (a client of our own, closed after, unless injected)."""
+        client = self.client or await asyncio.to_thread(  # off the loop: the first one loads the CA store
+            new_client, str(self.base_url), os.environ[str(self.api_key_env)], self.timeout_s
+        )
+        caller = Caller(
+            client=client,
+            semaphore=asyncio.Semaphore(self.max_concurrency),
+            total=self._shared_limit(),
+            model=str(self.model),
+            temperature=self.temperature,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            max_reply_bytes=self.max_reply_bytes,
+            base_url=str(self.base_url),
+            api_key_env=str(self.api_key_env),
+        )
+        try:
+            return await work(caller)
+        finally:
+            if self.client is None:
+                await client.close()
+
+    async def _mode(self, caller: Caller) -> str:
+        """The verdict mode of this batch: the setting, or what the probe found (``"text"`` until it has)."""
+        if self.verdict != "auto":
+            return self.verdict
+        endpoint = (str(self.base_url), str(self.model))
+        mode: str | None = known_mode(*endpoint)
+        if mode is None:
+            reply, failure = await caller.send(PROBE_MESSAGES, RESPONSE_FORMAT, retries=0)
+            if reply is not None:
+                mode = probe_mode(reply)
+            elif failure is not None and failure.startswith("judge_error:4"):
+                mode = "text"  # the endpoint refuses response_format (400, 422)
+            remember_mode(*endpoint, mode)  # None (not asked: unreachable, 5xx): the next batch asks again
+        return mode or "text"
 
     def _shared_limit(self) -> SharedLimit:
         key = (str(self.base_url), self.max_total_concurrency)
@@ -355,75 +381,32 @@ class LLMJudge(Reward):
             return limit
 
     async def _one(
-        self,
-        client: Any,
-        semaphore: asyncio.Semaphore,
-        total: SharedLimit,
-        key: str,
-        messages: list[dict[str, Any]],
+        self, caller: Caller, key: str, messages: list[dict[str, Any]], nonce: str, mode: str
     ) -> Outcome:
-        import openai
-
         hit = verdicts.get(key) if self.cache_size > 0 else None
         if hit is not None:
             return hit
-        body = {"model": self.model, "messages": messages, "temperature": self.temperature}
-        try:
-            async for attempt in retrying(
-                asynchronous=True,
-                max_retries=self.max_retries,
-                base_s=0.5,
-                cap_s=30.0,
-                retry_on=_transient,
-                retry_after=lambda failure: retry_after_s(_header(failure, "retry-after"), cap_s=60.0),
-            ):
-                with attempt:
-                    async with semaphore, total:  # held for the call, not for the backoff
-                        # The SDK's low-level post to the chat completions route: same auth, errors and
-                        # status exceptions as chat.completions.create, without its per-call walk over the
-                        # typed parameters and response model (1.5 ms of CPU a call, the bottleneck at 64
-                        # calls in flight).
-                        data = await client.post("/chat/completions", cast_to=dict, body=body)
-            reply = data["choices"][0]["message"]["content"] or ""
-            score = parse_judgement(reply)
-            outcome: Outcome = (score, None if score is not None else "unparseable_judgement", reply)
-        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
-            raise JudgeConfigError(self._config_message(exc.status_code)) from None
-        except openai.APITimeoutError:
-            outcome = (None, "timeout", None)
-        except openai.APIConnectionError:
-            outcome = (None, "connection_error", None)
-        except openai.APIStatusError as exc:
-            outcome = (None, f"judge_error:{exc.status_code}", None)
-        except Exception as exc:  # garbage bodies and the like: this item, not the batch
-            outcome = (None, f"judge_error:{type(exc).__name__}", None)
-        if outcome[1] in (None, "unparseable_judgement"):
+        reply, failure = await caller.send(messages, RESPONSE_FORMAT if mode == "json" else None)
+        if reply is None:
+            return None, failure, None
+        score, reason = read_json(reply) if mode == "json" else read_text(reply, nonce)
+        kept = reply if len(reply) <= REPLY_KEPT_CHARS else reply[:REPLY_KEPT_CHARS] + " ...[truncated]"
+        outcome: Outcome = (score, reason, kept)
+        if reason in _CACHED:
             verdicts.put(key, outcome, max_items=self.cache_size)
         return outcome
 
-    def _shown_url(self) -> str:
-        """The base URL for messages: a ``user:password@`` in it is a secret (and errors reach callers)."""
-        return re.sub(r"(://)[^/@\s]+@", r"\1***@", str(self.base_url))
 
-    def _config_message(self, status: int | None) -> str:
-        return (
-            f"llm_judge: the judge at {self._shown_url()} answered {status} for model {self.model!r} with "
-            f"the key read from the environment variable {self.api_key_env}. Check that the key in "
-            f"{self.api_key_env} is valid for this endpoint, that the base URL ends where the API starts "
-            "(usually .../v1), and that the model id exists there."
-        )
-
-
-def _transient(failure: BaseException) -> bool:
-    """Rate limits, server errors, timeouts and lost connections are worth another try."""
-    import openai
-
-    return isinstance(failure, openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError)
-
-
-def _header(failure: BaseException | None, name: str) -> str | None:
-    response = getattr(failure, "response", None)
-    return response.headers.get(name) if response is not None else None
+def _run(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """Run a coroutine from synchronous code: on a loop of our own, in a thread of its own when called from
+    inside a running loop (the deadline goes along)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work())
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(context.run, lambda: asyncio.run(work())).result()
 
 
 @named("llm_judge")
@@ -443,10 +426,12 @@ def llm_judge(
         solution: optional reference answers.
         images: optional images per completion (paths, ``http(s)``/``data:`` URLs, bytes, PIL images).
         **kwargs: judge settings (``base_url``, ``model``, ``api_key_env``, ``template``, ``max_concurrency``,
-            ``timeout_s``, ``max_retries``, ``temperature``, ``max_image_side``, ``cache_size``) and columns.
+            ``timeout_s``, ``max_retries``, ``temperature``, ``max_image_side``, ``cache_size``, ``verdict``,
+            ...: :class:`LLMJudge`) and columns.
 
     Returns:
-        N / 10 for a reply ending in ``[[N]]``; ``None`` when the reply has no score or the call failed.
+        N / 10 for the judge's score (its JSON ``score``, or its own last ``[[N]]``); ``None`` when the reply
+        has no score of the judge's or the call failed.
     """
     settings = {k: kwargs.pop(k) for k in list(kwargs) if k in LLMJudge.__dataclass_fields__}
     columns = {

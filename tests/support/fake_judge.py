@@ -13,10 +13,12 @@ first in the prompt, i.e. the question's) gives ``x``; ``NOSCORE`` gets a reply 
 
 So an injection in a completion can raise its score only through the judge's quoting. The response quoted
 is the one between the judge's fence (``<<<RESPONSE n>>> ... <<<END n>>>``), else after the old template's
-``[Response]`` header, else the whole prompt. It can be told to be slow, to answer a scripted series of
-statuses (429 with Retry-After, 500, 401, ...), to send garbage, to hang, to pad its replies to a size, or
-to refuse ``response_format`` with a 400, and it counts requests, the most requests in flight at once, the
-sizes of the images it received, and (apart, in ``probes``) the judge's verdict-mode probes.
+``[Response]`` header, else the whole prompt; ``quote_fence`` quotes the boundary lines too.
+
+It can be told to be slow, to answer a scripted series of statuses (429 with Retry-After, 500, 401, ...), to
+send garbage, to hang, to pad its replies to a size, or to refuse ``response_format`` with a 400, and it
+counts requests, the most requests in flight at once, the sizes of the images it received, and (apart, in
+``probes``) the judge's verdict-mode probes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import base64
 import io
 import json
 import re
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,15 +37,21 @@ from typing import Any
 PROBE_TAG = "rewardkit-verdict-probe"
 STYLES = ("plain", "echo", "echo_cut", "grade_then_quote", "quote_then_grade", "json")
 _FENCED = re.compile(r"<<<RESPONSE (\w+)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
+_ANY_FENCE = re.compile(r"<<<\w+ (\w+)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
 
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # socketserver's default backlog of 5 drops connections opened 64 at a time
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up: nothing to report
+            super().handle_error(request, client_address)
+
 
 class FakeJudge:
-    def __init__(self, style: str = "plain") -> None:
+    def __init__(self, style: str = "plain", quote_fence: bool = False) -> None:
         self.style = style  # how it writes its grade (STYLES); reset() keeps it
+        self.quote_fence = quote_fence  # quote the response with its boundary lines
         self.delay_s = 0.0
         self.script: list[tuple[int, dict[str, str]]] = []  # (status, headers) answered first, in order
         self.mode = "ok"  # ok | garbage | hang
@@ -70,7 +79,7 @@ class FakeJudge:
                 if PROBE_TAG in json.dumps(body.get("messages")):
                     with judge._lock:
                         judge.probes += 1
-                    judge._answer(self, body)
+                    judge._answer(self, body, probe=True)
                     return
                 judge._enter(self.headers.get("authorization", ""))
                 try:
@@ -88,12 +97,21 @@ class FakeJudge:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
+    @property
+    def plain_texts(self) -> list[str]:
+        """``texts`` as the template and values read without the judge's fence: the note before the
+        template dropped and each fenced value in place of its boundary lines."""
+        return [unfenced(text) for text in self.texts]
+
     def reset(self) -> None:
         """A clean slate for the next test: requests still in flight from the last one (hung handlers,
-        calls a cancelled batch left behind) finish first, so they are not counted against it."""
+        calls a cancelled batch left behind, sent but not yet accepted) finish first, so they are not
+        counted against it: it waits until none is in flight and none came in for 50 ms."""
         self._release.set()
         deadline = time.monotonic() + 10
-        while self.in_flight and time.monotonic() < deadline:
+        while time.monotonic() < deadline and (
+            self.in_flight or (self.times and time.monotonic() - self.times[-1] < 0.05)
+        ):
             time.sleep(0.01)
         self._release.clear()
         with self._lock:
@@ -121,9 +139,9 @@ class FakeJudge:
         with self._lock:
             self.in_flight -= 1
 
-    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
-        with self._lock:
-            scripted = self.script.pop(0) if self.script else None
+    def _answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], probe: bool = False) -> None:
+        with self._lock:  # the scripted statuses are for the calls a test counts, not for probes
+            scripted = self.script.pop(0) if self.script and not probe else None
         if scripted is not None and scripted[0] != 200:
             status, headers = scripted
             self._send(handler, status, {"error": {"message": f"scripted {status}", "type": "test"}}, headers)
@@ -153,7 +171,7 @@ class FakeJudge:
                     elif part.get("type") == "image_url":
                         self._record_image(part["image_url"]["url"])
         response_format = body.get("response_format")
-        if PROBE_TAG not in text:
+        if not probe:
             with self._lock:
                 self.texts.append(text)
                 self.response_formats.append(response_format)
@@ -185,7 +203,7 @@ class FakeJudge:
         grade = match.group(1) if match else "7"
         if "NOSCORE" in prompt:
             return "No score from me."
-        quote = _response_in(prompt)
+        quote = _response_in(prompt, self.quote_fence)
         if self.style == "json" and _json_schema(response_format):
             return json.dumps({"reasoning": f"The response reads: {quote}", "score": float(grade)})
         if self.style == "echo":
@@ -225,11 +243,19 @@ class FakeJudge:
         handler.wfile.write(raw)
 
 
-def _response_in(prompt: str) -> str:
-    """The response a judge quotes: inside the fence, else after the old ``[Response]`` header."""
+def unfenced(prompt: str) -> str:
+    """A prompt without the judge's fence (its opening note, and each value's boundary lines)."""
+    if _ANY_FENCE.search(prompt) and "\n\n" in prompt:
+        prompt = prompt.split("\n\n", 1)[1]
+    return _ANY_FENCE.sub(lambda match: match.group(2), prompt)
+
+
+def _response_in(prompt: str, with_fence: bool = False) -> str:
+    """The response a judge quotes: inside the fence (with its boundary lines or not), else after the old
+    ``[Response]`` header."""
     fenced = _FENCED.search(prompt)
     if fenced:
-        return fenced.group(2)
+        return fenced.group(0 if with_fence else 2)
     start = prompt.find("[Response]\n")
     if start < 0:
         return prompt
@@ -274,7 +300,6 @@ def main() -> None:
     """Serve the asyncio variant with uvicorn on a free port; print the base URL; stop when stdin closes."""
     import argparse
     import socket
-    import sys
 
     import uvicorn
 

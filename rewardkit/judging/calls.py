@@ -1,0 +1,216 @@
+"""One call to a judge endpoint: the request through the openai SDK, its reply read within a byte limit,
+retried on transient failures, and every failure turned into a reason, or into one actionable error.
+
+Configuration errors (401/403/404) stop the batch with :class:`JudgeConfigError`, whose message names the
+URL (without a password), the model and the variable the key came from, never the key. Whether a batch's
+failures mean the endpoint is down is :func:`down`; :func:`unavailable_message` says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import re
+import ssl
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rewardkit.concurrency import SharedLimit
+from rewardkit.core import BackendUnavailable, RewardError
+from rewardkit.retry import retry_after_s, retrying
+
+__all__ = [
+    "REPLY_TOO_LARGE",
+    "Caller",
+    "JudgeConfigError",
+    "JudgeUnavailableError",
+    "down",
+    "new_client",
+    "post_chat",
+    "shown_url",
+    "unavailable_message",
+]
+
+REPLY_TOO_LARGE = "judge_reply_too_large"
+UNREACHABLE = frozenset({"connection_error"})  # a timeout reached a server: it may be slow, not down
+#: what a call that reached nothing useful ends with, besides 5xx and 429 (``judge_error:<status>``) and
+#: bodies that are not a chat completion (``judge_error:<exception>``)
+_DOWN = frozenset({"connection_error", "timeout", "unparseable_judgement", REPLY_TOO_LARGE})
+
+
+class JudgeConfigError(RewardError):
+    """The judge endpoint refused the configuration (401/403/404): fix the setting, not the data."""
+
+
+class JudgeUnavailableError(BackendUnavailable):
+    """Too many calls of a batch (by default all of them) failed after the retries: the endpoint could not
+    be reached, answered 5xx or 429, timed out, or sent replies with no score in them. Training on a batch
+    of ``None`` would go on with no signal. ``on_unavailable="none"`` gives those items ``None`` instead."""
+
+
+class _ReplyTooLarge(Exception):
+    pass
+
+
+def shown_url(url: str) -> str:
+    """A base URL for messages: a ``user:password@`` in it is a secret (and errors reach callers).
+
+    >>> shown_url("http://user:hunter2@judge:8000/v1")
+    'http://***@judge:8000/v1'
+    """
+    return re.sub(r"(://)[^/@\s]+@", r"\1***@", url)
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client of the process: loading the CA store takes 40 ms of CPU, which a
+    client of its own per batch would pay each time (and on the event loop)."""
+    return ssl.create_default_context()
+
+
+def new_client(base_url: str, api_key: str, timeout_s: float) -> Any:
+    """An ``openai.AsyncOpenAI`` client for one batch, sharing the process's TLS context; the SDK does not
+    retry (:mod:`rewardkit.retry` does)."""
+    import openai
+
+    http_client = openai.DefaultAsyncHttpxClient(verify=_tls())
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0, http_client=http_client
+    )
+
+
+async def post_chat(client: Any, body: dict[str, Any], max_bytes: int) -> str:
+    """The text of the first choice of a ``/chat/completions`` reply, the body read as it streams in and
+    abandoned past ``max_bytes`` (``_ReplyTooLarge``). The SDK's low-level post (same auth, errors and
+    status exceptions as ``chat.completions.create``, without its per-call walk over the typed parameters,
+    1.5 ms of CPU a call, the bottleneck at 64 calls in flight) hands back the unread HTTP response."""
+    import httpx
+
+    response = await client.post("/chat/completions", cast_to=httpx.Response, body=body, stream=True)
+    try:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise _ReplyTooLarge
+        raw = bytearray()
+        async for chunk in response.aiter_bytes():
+            raw += chunk
+            if len(raw) > max_bytes:
+                raise _ReplyTooLarge
+    finally:
+        await response.aclose()
+    content = json.loads(bytes(raw))["choices"][0]["message"]["content"]
+    return content if isinstance(content, str) else ""
+
+
+@dataclass
+class Caller:
+    """What one batch's calls share: the client, the concurrency limits and the call settings."""
+
+    client: Any
+    semaphore: asyncio.Semaphore
+    total: SharedLimit
+    model: str
+    temperature: float
+    timeout_s: float
+    max_retries: int
+    max_reply_bytes: int
+    base_url: str
+    api_key_env: str
+
+    async def send(
+        self,
+        messages: list[dict[str, Any]],
+        response_format: dict[str, Any] | None,
+        retries: int | None = None,
+    ) -> tuple[str | None, str | None]:
+        """``(reply, None)``, or ``(None, reason)`` when the call failed after its retries."""
+        import openai
+
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if response_format is not None:
+            body["response_format"] = response_format
+        try:
+            async for attempt in retrying(
+                asynchronous=True,
+                max_retries=self.max_retries if retries is None else retries,
+                base_s=0.5,
+                cap_s=30.0,
+                retry_on=_transient,
+                retry_after=lambda failure: retry_after_s(_header(failure, "retry-after"), cap_s=60.0),
+            ):
+                with attempt:
+                    async with self.semaphore, self.total:  # held for the call, not for the backoff
+                        async with asyncio.timeout(self.timeout_s):  # the whole call, reading included
+                            reply = await post_chat(self.client, body, self.max_reply_bytes)
+            return reply, None
+        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
+            raise JudgeConfigError(self.config_message(exc.status_code)) from None
+        except (openai.APITimeoutError, TimeoutError):
+            return None, "timeout"
+        except openai.APIConnectionError:
+            return None, "connection_error"
+        except openai.APIStatusError as exc:
+            return None, f"judge_error:{exc.status_code}"
+        except _ReplyTooLarge:
+            return None, REPLY_TOO_LARGE
+        except Exception as exc:  # garbage bodies and the like: this item, not the batch
+            return None, f"judge_error:{type(exc).__name__}"
+
+    def config_message(self, status: int | None) -> str:
+        return (
+            f"llm_judge: the judge at {shown_url(self.base_url)} answered {status} for model {self.model!r} "
+            f"with the key read from the environment variable {self.api_key_env}. Check that the key in "
+            f"{self.api_key_env} is valid for this endpoint, that the base URL ends where the API starts "
+            "(usually .../v1), and that the model id exists there."
+        )
+
+
+def down(reason: str | None) -> bool:
+    """Whether a call's reason says the endpoint gave nothing usable: unreachable, a timeout, 5xx or 429
+    after the retries, a body that is not a chat completion, a reply without a score or over the size
+    limit. A refused request (other 4xx) and a judge that quoted the response are not.
+
+    >>> [down(r) for r in ("timeout", "judge_error:503", "judge_error:429", "judge_error:400", None)]
+    [True, True, True, False, False]
+    """
+    if reason is None:
+        return False
+    if reason in _DOWN:
+        return True
+    kind, _, detail = reason.partition(":")
+    return kind == "judge_error" and (not detail.isdigit() or int(detail) >= 500 or detail == "429")
+
+
+def unavailable_message(reasons: Sequence[str], calls: int, base_url: str, max_retries: int) -> str:
+    """What :class:`JudgeUnavailableError` says of a batch whose failed calls ended with ``reasons``."""
+    url = shown_url(base_url)
+    if len(reasons) == calls and set(reasons) <= UNREACHABLE:
+        return (
+            f"llm_judge: none of {calls} calls reached the judge at {url} after {max_retries} retries "
+            f"({reasons[0]}). Check that the server is up and reachable from here, and the base URL and "
+            "port; on_unavailable='none' scores such items None instead."
+        )
+    counts = ", ".join(f"{reason} x{count}" for reason, count in Counter(reasons).most_common())
+    return (
+        f"llm_judge: {len(reasons)} of {calls} calls to the judge at {url} failed after {max_retries} "
+        f"retries ({counts}). The endpoint is down or overloaded, or answers without a score: check its "
+        "logs and that the model serves there; on_unavailable='none' scores such items None instead."
+    )
+
+
+def _transient(failure: BaseException) -> bool:
+    """Rate limits, server errors, timeouts and lost connections are worth another try."""
+    import openai
+
+    return isinstance(
+        failure,
+        openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError | TimeoutError,
+    )
+
+
+def _header(failure: BaseException | None, name: str) -> str | None:
+    response = getattr(failure, "response", None)
+    return response.headers.get(name) if response is not None else None
