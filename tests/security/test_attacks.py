@@ -148,7 +148,7 @@ def test_an_inline_template_is_used_as_text_never_as_a_path(
     response = post(server, judge_request({"template": template}))
     assert response.status_code == 200, response.text
     assert response.json()["scores"]["llm_judge"] == [0.3]
-    assert judge.texts == [f"{secret_file} The answer is 4. SCORE:3"]
+    assert judge.plain_texts == [f"{secret_file} The answer is 4. SCORE:3"]
     assert "TOP-SECRET" not in judge.texts[0]
 
 
@@ -459,7 +459,7 @@ def test_clients_send_template_files_inline_and_refuse_server_settings_up_front(
     rubric.write_text("CLIENT RUBRIC {completion} SCORE:8")
     reward = remote_reward("llm_judge", server.url, TOKEN, template=str(rubric))
     assert reward(["It is 4."], question=["2+2?"]) == [0.8]
-    assert judge.texts == ["CLIENT RUBRIC It is 4. SCORE:8"]  # read on the client, sent as text
+    assert judge.plain_texts == ["CLIENT RUBRIC It is 4. SCORE:8"]  # read on the client, sent as text
     reward.close()
     with pytest.raises(PolicyError, match="'api_key_env' is a server setting"):
         remote_reward("llm_judge", server.url, TOKEN, api_key_env="MY_PAID_KEY")
@@ -520,6 +520,6 @@ def test_a_custom_templates_columns_are_published_and_sent(server: Server, judge
     try:
         assert reward.__name__ == "rubric_judge"
         assert reward(["It is 4."], prompts=["2+2?"], rubric=["be strict"], trainer_state=object()) == [0.7]
-        assert judge.texts[-1] == "Rubric: be strict\nAnswer: It is 4. SCORE:7"
+        assert judge.plain_texts[-1] == "Rubric: be strict\nAnswer: It is 4. SCORE:7"
     finally:
         reward.close()

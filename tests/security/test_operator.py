@@ -56,7 +56,7 @@ def test_the_operators_judge_settings_and_template_file_apply(server: Server, ju
     response = httpx.post(server.url + "/score", json=body, headers=AUTH, timeout=30)
     assert response.status_code == 200, response.text
     assert response.json()["scores"]["llm_judge"] == [0.4]
-    assert judge.texts == ["OPERATOR RUBRIC. It is 4. SCORE:4"]
+    assert judge.plain_texts == ["OPERATOR RUBRIC. It is 4. SCORE:4"]
     assert judge.authorizations == [f"Bearer {JUDGE_KEY}"]
 
 
