@@ -1,7 +1,7 @@
 """The parts of an LLM judge that are not the reward itself.
 
-- :mod:`~rewardkit.judging.templates`: the default template, what a template may hold (plain placeholders, each
-  once), reading ``[[N]]``;
+- :mod:`~rewardkit.judging.templates`: the default template, what a template may hold (plain placeholders,
+  each once), reading ``[[N]]``;
 - :mod:`~rewardkit.judging.fence`: the completion and every column go into the prompt as data, inside a
   boundary the policy cannot guess, with score markers and boundary look-alikes neutralised;
 - :mod:`~rewardkit.judging.prompts`: a batch's prompts built off the event loop, within ``max_prompt_bytes``
