@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from rewardkit.engine import BatchResult
 from service.metrics import MAX_REWARD_LABELS, OTHER, Metrics
 from tests.support.fake_judge import FakeJudge
-from tests.support.helpers import TOKEN, Server
+from tests.support.helpers import TOKEN, Server, judge_env
 from tests.test_cli import SCRIPT
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -27,13 +27,7 @@ AUTH = {"authorization": f"Bearer {TOKEN}"}
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, fake_judge: FakeJudge) -> Iterator[Server]:
     """The service, its judge the loopback one every test shares (conftest's ``fake_judge``)."""
-    env = {
-        "REWARDKIT_API_TOKEN": TOKEN,
-        "REWARDKIT_JUDGE_BASE_URL": fake_judge.url,
-        "REWARDKIT_JUDGE_MODEL": "calibration-judge",
-        "REWARDKIT_JUDGE_API_KEY": "sk-calibration",
-        "REWARDKIT_MATH_WORKERS": "1",
-    }
+    env = judge_env(fake_judge.url, "calibration-judge", "sk-calibration")
     s = Server(env, tmp_path_factory.mktemp("calibration") / "server.log")
     yield s
     s.stop()

@@ -40,7 +40,7 @@ from rewardkit.judging.images import (
 from rewardkit.rewards.route import Route
 from tests.security.conftest import JUDGE_KEY
 from tests.support.fake_judge import FakeJudge
-from tests.support.helpers import TOKEN, Server
+from tests.support.helpers import TOKEN, Server, judge_env
 
 DEADLINE_S = 10.0  # the server's REWARDKIT_REQUEST_TIMEOUT_S (the replays used 10 s)
 RSS_BUDGET = 300 << 20  # the server's memory above idle, at its peak during a replay
@@ -214,14 +214,7 @@ def test_the_route_awaits_async_faces_on_the_loop_and_threads_the_others() -> No
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, judge: FakeJudge) -> Iterator[Server]:
-    env = {
-        "REWARDKIT_API_TOKEN": TOKEN,
-        "REWARDKIT_JUDGE_BASE_URL": judge.url,
-        "REWARDKIT_JUDGE_MODEL": "operator-model",
-        "REWARDKIT_JUDGE_API_KEY": JUDGE_KEY,
-        "REWARDKIT_MATH_WORKERS": "1",
-        "REWARDKIT_REQUEST_TIMEOUT_S": str(DEADLINE_S),
-    }
+    env = judge_env(judge.url, "operator-model", JUDGE_KEY, REWARDKIT_REQUEST_TIMEOUT_S=str(DEADLINE_S))
     s = Server(env, tmp_path_factory.mktemp("costly") / "server.log")
     yield s
     CLIENT.close()  # its connections, before the server that holds their other ends

@@ -16,6 +16,18 @@ TOKEN = "s3cret-token-never-echoed"
 JSON = {"content-type": "application/json"}
 
 
+def judge_env(judge_url: str, model: str, key: str, **extra: str) -> dict[str, str]:
+    """A service's environment with the token, one math worker and an operator's judge at ``judge_url``."""
+    return {
+        "REWARDKIT_API_TOKEN": TOKEN,
+        "REWARDKIT_JUDGE_BASE_URL": judge_url,
+        "REWARDKIT_JUDGE_MODEL": model,
+        "REWARDKIT_JUDGE_API_KEY": key,
+        "REWARDKIT_MATH_WORKERS": "1",
+        **extra,
+    }
+
+
 class Server:
     """``uvicorn service.app:create_app`` in a subprocess. The listening socket is bound here and handed
     over (``--fd``), so no other process can take the port between choosing it and serving on it."""
