@@ -174,7 +174,7 @@ def test_remote_judge_with_a_rubric_template_on_a_messages_dataset(tmp_path: Pat
         proc = run_remote_script(env, "rk_llm_judge", call)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert json.loads(proc.stdout.strip().splitlines()[-1]) == [0.4]
-        assert fake_judge.texts[-1] == "be strict | 2+2? SCORE:4 | It is 4."
+        assert fake_judge.plain_texts[-1] == "be strict | 2+2? SCORE:4 | It is 4."
     finally:
         server.stop()
 
