@@ -78,7 +78,8 @@ Tools for users
 The adapters
 
 - ``client.py``: the service's clients and ``remote_reward``; ``batching.py`` a batch split into requests
-  under the server's limits, and their results joined
+  under the server's limits, and their results joined; ``client_options.py`` a client's URL and keywords
+  checked when it is made
 - ``adapters/``: the trainer adapters (``adapters/README.md``) and where the service app and plugin files
   are: ``adapters/env.py`` a reward configured from ``REWARDKIT_*`` (in process or on the service),
   ``adapters/verl.py`` veRL's ``compute_score`` and its data-source table, ``adapters/verl_reward.py`` the

@@ -11,7 +11,11 @@ parameters (the math reward's ``timeout_s``, the judge's ``max_retries``). A bat
 at most the smaller of ``max_batch`` and the server's limit, each under the server's body limit (both read
 from ``GET /rewards``); connection errors, 429 and 5xx are retried with exponential
 backoff (``Retry-After`` is honoured); other 4xx, and a 504 that says the request ran past the server's
-deadline (the same batch would fail again), are raised at once as :class:`RewardServiceError`.
+deadline (the same batch would fail again), are raised at once as :class:`RewardServiceError`. A client
+that has never reached the service retries refused connections for :data:`REFUSED_FOR_S` only (nothing
+listens there: a service not started or a wrong port), then asks whether the service is running; once it
+has reached it, a refusal (a restart) gets the full retries. A URL without ``http://`` or ``https://``
+raises ``ValueError`` when the client is made, an unknown keyword a ``TypeError`` naming the setting.
 
 Before sending, parameters are checked against what the server publishes at ``GET /rewards`` (which ones a
 caller may set, and their caps), so a misconfigured run fails at start-up with :class:`PolicyError` instead
@@ -22,10 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from rewardkit.batching import RewardServiceError, ScoreResult, func_json, json_body, request_bodies
+from rewardkit.client_options import check_http_options, service_url
 from rewardkit.core import Completion, Explained, Reward, Scored
 from rewardkit.retry import retry_after_s, retrying
 from rewardkit.spec import MAX_FUNCS, PolicyError, RewardSpec, check, read_if_file
@@ -48,6 +54,7 @@ __all__ = [
 ]
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
+REFUSED_FOR_S = 0.5  # how long a client that never reached the service retries refused connections
 
 
 def check_funcs(
@@ -107,8 +114,11 @@ class _Retrying:
         http_backoff_s: float = 0.5,
         http_max_backoff_s: float = 30.0,
         max_batch: int = 16_384,
+        **unknown: Any,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        check_http_options(f"{type(self).__name__}()", list(unknown))
+        self.base_url = service_url(base_url)
+        self.reached = False  # whether the service ever answered this client (any status)
         token = token if token is not None else os.environ.get("REWARDKIT_API_TOKEN") or None
         self.headers = {"Content-Type": "application/json"}
         if token:
@@ -131,13 +141,21 @@ class _Retrying:
         return tuple(found["columns"]), tuple(found["optional_columns"])
 
     def _policy(self) -> dict[str, Any]:
-        """The retry policy (:mod:`rewardkit.retry`): transport errors, 429 and 5xx are retried, but not a
-        504 that says the batch ran past the server's deadline (it would again)."""
+        """The retry policy of one request (:mod:`rewardkit.retry`): transport errors, 429 and 5xx are
+        retried, but not a 504 that says the batch ran past the server's deadline (it would again), nor a
+        refused connection past :data:`REFUSED_FOR_S` while this client has never reached the service."""
+        started = time.monotonic()
+
+        def retry_on(failure: BaseException) -> bool:
+            if isinstance(failure, httpx.ConnectError) and not self.reached:
+                return time.monotonic() - started < REFUSED_FOR_S
+            return _transient(failure)
+
         return {
             "max_retries": self.max_retries,
             "base_s": self.backoff_s,
             "cap_s": self.max_backoff_s,
-            "retry_on": _transient,
+            "retry_on": retry_on,
             "retry_after": lambda failure: retry_after_s(
                 failure.response.headers.get("retry-after") if isinstance(failure, _Answered) else None,
                 cap_s=self.max_backoff_s,
@@ -148,10 +166,14 @@ class _Retrying:
         response = failure.response if isinstance(failure, _Answered) else None
         return self._fail(response, failure, self.base_url + path)
 
-    @staticmethod
-    def _fail(response: httpx.Response | None, error: Exception | None, url: str) -> RewardServiceError:
+    def _fail(self, response: httpx.Response | None, error: Exception, url: str) -> RewardServiceError:
         if response is None:
-            return RewardServiceError(f"could not reach the reward service at {url}: {error}")
+            said = str(error) or type(error).__name__
+            if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+                said += f"; is the service running at {self.base_url}?"
+            elif isinstance(error, httpx.TimeoutException):
+                said += f" (no answer within http_timeout_s={self.timeout.read} s)"
+            return RewardServiceError(f"could not reach the reward service at {url}: {said}")
         try:
             detail = response.json().get("detail")
         except (ValueError, AttributeError):
@@ -181,7 +203,9 @@ class RewardClient(_Retrying):
         try:
             for attempt in retrying(**self._policy()):
                 with attempt:
-                    return _checked(self._http.request(method, path, **kwargs))
+                    response = self._http.request(method, path, **kwargs)
+                    self.reached = True
+                    return _checked(response)
         except (httpx.TransportError, _Answered) as failure:
             raise self._final(failure, path) from None
         raise AssertionError("unreachable")
@@ -249,6 +273,7 @@ class AsyncRewardClient(_Retrying):
         super().__init__(base_url, token, **options)
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=self.timeout)
         self._server: dict[str, Any] | None = server_info
+        self.reached = server_info is not None  # a caller that has it reached the service before
 
     async def server_info(self) -> dict[str, Any]:
         """The server's ``GET /rewards`` body, fetched once."""
@@ -263,7 +288,9 @@ class AsyncRewardClient(_Retrying):
         try:
             async for attempt in retrying(**self._policy(), asynchronous=True):
                 with attempt:
-                    return _checked(await self._http.request(method, path, **kwargs))
+                    response = await self._http.request(method, path, **kwargs)
+                    self.reached = True
+                    return _checked(response)
         except (httpx.TransportError, _Answered) as failure:
             raise self._final(failure, path) from None
         raise AssertionError("unreachable")
@@ -328,7 +355,8 @@ class RemoteReward(Reward):
         http: dict[str, Any] | None = None,
         **params: Any,
     ) -> None:
-        self.base_url, self.token, self.http = base_url, token, dict(http or {})
+        check_http_options("RemoteReward(http=...)", list(http or {}))
+        self.base_url, self.token, self.http = service_url(base_url), token, dict(http or {})
         self.spec = RewardSpec(name, params, alias=alias, columns=columns)
         if alias is not None:
             self.configure(alias=alias)

@@ -399,10 +399,15 @@ class LLMJudge(Reward):
 
 def _run(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     """Run a coroutine from synchronous code: on a loop of our own, in a thread of its own when called from
-    inside a running loop (the deadline goes along)."""
+    inside a running loop (the deadline goes along). The batch runs outside the ``except``: its errors
+    would otherwise carry "no running event loop" as their context."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        looping = False
+    else:
+        looping = True
+    if not looping:
         return asyncio.run(work())
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1) as pool:
