@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rewardkit.agreement import half as split_half
@@ -38,7 +39,7 @@ def list_command(
             f" (+ optional {', '.join(i.optional_columns)})" if i.optional_columns else ""
         )
         params = ", ".join(f"{k}={json.dumps(v, default=list)}" for k, v in i.params.items())
-        table.add_row(i.name, cols or "-", params or "-", i.description)
+        table.add_row(*map(escape, (i.name, cols or "-", params or "-", i.description)))
     Console().print(table)
 
 
@@ -83,11 +84,11 @@ def agreement_command(
     for item in column or []:
         name, eq, field = item.partition("=")
         if not eq or not name.strip() or not field.strip():
-            err.print(f"[red]error:[/red] bad --column {item!r}: expected REWARD_COLUMN=FIELD")
+            err.print(f"[red]error:[/red] bad --column {escape(repr(item))}: expected REWARD_COLUMN=FIELD")
             raise typer.Exit(2)
         columns[name.strip()] = field.strip()
     if half not in (None, "A", "B"):
-        err.print(f"[red]error:[/red] --half must be A or B, got {half!r}")
+        err.print(f"[red]error:[/red] --half must be A or B, got {escape(repr(half))}")
         raise typer.Exit(2)
     try:
         rows = read_labelled(input_file)
@@ -101,28 +102,23 @@ def agreement_command(
             )
         ]
     except OSError as exc:
-        err.print(f"[red]error:[/red] cannot read {input_file}: {exc}")
+        err.print(f"[red]error:[/red] {escape(f'cannot read {input_file}: {exc}')}")
         raise typer.Exit(2) from None
     except (RewardError, BackendUnavailable) as exc:  # a judge that cannot be reached, too
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(json.dumps([r.as_dict() for r in reports], ensure_ascii=False, indent=1))
         return
     title = f"agreement with {label!r}: {input_file.name}" + (f" (half {half})" if half else "")
-    table = Table(title=title + (f", correct from {threshold:g}" if threshold != 0.5 else ""))
+    table = Table(title=escape(title) + (f", correct from {threshold:g}" if threshold != 0.5 else ""))
     for name in ("reward", "group", "rows", "agree", "false +", "false -", "top reasons of disagreement"):
         table.add_column(name, justify="right" if name in ("rows", "agree", "false +", "false -") else "left")
     for r in reports:
         top = ", ".join(f"{k} ({v})" for k, v in list(r.reasons.items())[:3]) or "-"
+        cells = (r.func, r.group or "all", str(r.n), f"{r.rate:.1%}")
         table.add_row(
-            r.func,
-            r.group or "all",
-            str(r.n),
-            f"{r.rate:.1%}",
-            f"{r.false_positives} ({r.fp_rate:.1%})",
-            str(r.false_negatives),
-            top,
+            *map(escape, (*cells, f"{r.false_positives} ({r.fp_rate:.1%})", str(r.false_negatives), top))
         )
     Console().print(table)
     for r in reports:
@@ -153,10 +149,10 @@ def check_command(
         for file in files:
             cases.extend(load_golden(file))
     except GoldenFileError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     if not cases:
-        err.print(f"[red]error:[/red] no golden cases found in {', '.join(map(str, paths))}")
+        err.print(f"[red]error:[/red] no golden cases found in {escape(', '.join(map(str, paths)))}")
         raise typer.Exit(2)
     failures: list[tuple[GoldenCase, CaseResult]] = []
     for case in cases:
@@ -171,7 +167,8 @@ def check_command(
         for case, result in failures:
             got = result.error or f"{_fmt(result.got)}" + (f" ({result.reason})" if result.reason else "")
             read = _read(result.detail)
-            table.add_row(case.location, case.func, case.note, _fmt(case.expected), got, read)
+            cells = (case.location, case.func, case.note, _fmt(case.expected), got, read)
+            table.add_row(*map(escape, cells))
         console.print(table)
     passed = len(cases) - len(failures)
     style = "red" if failures else "green"

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from rewardkit.core import BackendUnavailable, RewardError
 from rewardkit.diagnose import DiagnoseError, diagnose, plot
@@ -48,16 +49,17 @@ def diagnose_command(
         specs = [RewardSpec.parse(f) for f in rescore or []]
         report = diagnose(path, rescore=specs, data=data)
     except (DiagnoseError, RewardError, BackendUnavailable) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     except Exception as exc:  # a bug of ours must not read as "findings" (exit 1)
-        err.print(f"[red]error:[/red] diagnose failed: {type(exc).__name__}: {exc}")
+        err.print(f"[red]error:[/red] diagnose failed: {type(exc).__name__}: {escape(str(exc))}")
         raise typer.Exit(2) from None
     typer.echo(json.dumps(report.as_dict(), indent=2) if as_json else report.text())
     if plot_file is not None:
         try:
-            plot(report, plot_file)
+            written = plot(report, plot_file)
         except DiagnoseError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from None
+        err.print(f"plot written to {escape(str(written))}", soft_wrap=True)  # stderr: --json stays JSON
     raise typer.Exit(1 if report.findings else 0)

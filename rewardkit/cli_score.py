@@ -13,6 +13,7 @@ from typing import IO, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -110,12 +111,12 @@ class _Summary:
             var = max(s["sumsq"] / count - mean * mean, 0.0) if count else math.nan
             top = self.reasons[key].most_common(1)
             table.add_row(
-                key,
+                escape(key),
                 f"{mean:.4f}",
                 f"{math.sqrt(var):.4f}",
                 f"{s['none'] / s['n']:.1%}" if s["n"] else "-",
                 str(sum(self.reasons[key].values())),
-                f"{top[0][0]} ({top[0][1]})" if top else "-",
+                escape(f"{top[0][0]} ({top[0][1]})") if top else "-",
             )
         return table
 
@@ -140,17 +141,17 @@ def score_command(
         # Locally, build every reward now so a bad name or parameter fails before the file is read.
         keys = [key for key, _, _ in resolve(specs)] if url is None else result_keys([s.name for s in specs])
     except RewardError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     try:
         scorer = score_batch if url is None else _remote_scorer(url, specs)
     except (RewardError, _ServiceError) as exc:  # a refused parameter, or a service that is not there
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     try:
         handle = input_file.open(encoding="utf-8", errors="replace")
     except OSError as exc:
-        err.print(f"[red]error:[/red] cannot read {input_file}: {exc}")
+        err.print(f"[red]error:[/red] {escape(f'cannot read {input_file}: {exc}')}")
         raise typer.Exit(2) from None
     out = output.open("w", encoding="utf-8") if output else sys.stdout
     summary = _Summary(keys)
@@ -189,7 +190,7 @@ def score_command(
                 total += len(chunk)
                 progress.advance(task, nbytes)
     except (InputFileError, RewardError, _ServiceError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
     finally:
         if output:
@@ -207,9 +208,9 @@ def _group_table(stats: dict[str, GroupStats]) -> Table:
         table.add_column(column)
     for func, s in stats.items():
         if s.groups:
-            table.add_row(func, str(s.groups), f"{s.mean_std:.4f}", f"{s.constant_share:.1%}")
+            table.add_row(escape(func), str(s.groups), f"{s.mean_std:.4f}", f"{s.constant_share:.1%}")
         else:
-            table.add_row(func, "0", "-", "-")
+            table.add_row(escape(func), "0", "-", "-")
     return table
 
 

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from rewardkit.adapters import plugin_path, service_app
 
@@ -42,7 +43,9 @@ def serve_command(
     try:
         import uvicorn
     except ImportError:
-        err.print("[red]error:[/red] the service needs its extra: pip install 'rewardkit[service]'")
+        err.print(
+            "[red]error:[/red] " + escape("the service needs its extra: pip install 'rewardkit[service]'")
+        )
         raise typer.Exit(2) from None
     if ray:
         if not os.environ.get("RAY_ADDRESS"):
@@ -52,7 +55,7 @@ def serve_command(
         try:
             module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
         except ImportError:
-            err.print("[red]error:[/red] --ray needs Ray Serve: pip install 'rewardkit[ray]'")
+            err.print("[red]error:[/red] " + escape("--ray needs Ray Serve: pip install 'rewardkit[ray]'"))
             raise typer.Exit(2) from None
         options = module.RayOptions(
             replicas=replicas,
@@ -85,5 +88,5 @@ def plugin_path_command(
     try:
         typer.echo(str(plugin_path(trainer)))
     except (ValueError, FileNotFoundError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
