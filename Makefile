@@ -8,7 +8,7 @@ SERVE_STAMP := $(VENV)/.installed-serve-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-serve serve test lint typecheck pytest bench clean
+.PHONY: install install-serve serve test lint typecheck pytest bench wheel clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,14 @@ $(SERVE_STAMP): pyproject.toml | $(BIN)/python
 	touch $(SERVE_STAMP)
 
 install-serve: $(SERVE_STAMP)
+
+# A wheel of the checkout, for a trainer's venv on a machine without it (README.md, "Install"):
+# pip install 'dist/rewardkit-<version>-py3-none-any.whl[swift]'. pip builds it with hatchling in isolation.
+DIST ?= dist
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
+wheel: | $(BIN)/python
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(DIST) .
+	@ls $(DIST)/rewardkit-$(VERSION)-py3-none-any.whl
 
 serve: install-serve
 	$(BIN)/rewardkit serve --host $(HOST) --port $(PORT)

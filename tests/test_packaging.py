@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.helpers import ROOT, Server
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +96,100 @@ def test_ms_swift_loads_the_installed_plugin(installed: tuple[Path, Path]) -> No
         "result = orms['external_countdown']()(['<answer>4 * 6</answer>'], target=[24], nums=[[4, 6]])",
     )
     assert scores == [1.0]
+
+
+# --- release: one version everywhere, and the README's install lines for a trainer's venv -----------------
+
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+#: where each file names the version: an image tag, a wheel's file name, the image's OCI label
+MENTIONS = re.compile(
+    r"(?<![/\w])rewardkit:(\d+\.[\w.]*)|rewardkit-(\d[\w.]*)-py3|image\.version=\"([^\"]+)\""
+)
+NAMED_IN = [
+    "README.md",
+    "deploy/README.md",
+    "deploy/kubernetes.yaml",
+    "deploy/Dockerfile",
+    "deploy/ray_serve.yaml",
+]
+
+
+def test_every_place_names_the_version_of_pyproject(tmp_path: Path) -> None:
+    for name in NAMED_IN:
+        found = {"".join(groups) for groups in MENTIONS.findall((ROOT / name).read_text())}
+        assert found == {VERSION}, f"{name} names {found}, pyproject {VERSION}"
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    heading = re.search(r"^## (\S+) \((\d{4}-\d\d-\d\d)\)$", changelog, re.MULTILINE)
+    assert heading is not None and heading[1] == VERSION  # the first release heading is this version's
+    script = Path(sys.executable).parent / "rewardkit"
+    cli = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert cli.stdout.strip() == f"rewardkit {VERSION}", "refresh the metadata: pip install --no-deps -e ."
+    server = Server({}, tmp_path / "server.log")
+    try:
+        assert httpx.get(server.url + "/rewards", timeout=30).json()["version"] == VERSION
+    finally:
+        server.stop()
+
+
+def install_lines() -> list[str]:
+    """The README's `pip install '...'` lines of its Install section, as written there."""
+    section = (ROOT / "README.md").read_text().split("\n## Install\n")[1].split("\n## ")[0]
+    return [line for line in section.splitlines() if line.startswith("pip install '")]
+
+
+def in_venv(venv: Path, line: str) -> subprocess.CompletedProcess[str]:
+    """Run a shell line as a user would with ``venv`` activated, outside the checkout."""
+    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        ["bash", "-c", line], env=env, cwd=venv.parent, capture_output=True, text=True, timeout=240
+    )
+
+
+def installed_copy(venv: Path) -> None:
+    """``venv`` imports rewardkit from its own site-packages, and its `rewardkit --version` is this one."""
+    shown = in_venv(venv, "python -c 'import rewardkit; print(rewardkit.__file__)' && rewardkit --version")
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    where, version = shown.stdout.strip().splitlines()
+    assert where.startswith(str(venv)) and version == f"rewardkit {VERSION}"
+
+
+@pytest.mark.timeout(300)
+def test_the_readmes_install_lines_install_into_a_fresh_venv(tmp_path: Path) -> None:
+    """The core line from a checkout, then `make wheel` and the wheel line (with the quick `service` extra
+    for its `swift`: torch and ms-swift take minutes), each in a new venv as `python -m venv` makes it."""
+    lines = install_lines()
+    (core,) = [line for line in lines if line.startswith("pip install '/path/to/rewardkit'")]
+    (wheel_line,) = [line for line in lines if ".whl[" in line]
+    assert f"dist/rewardkit-{VERSION}-py3-none-any.whl" in wheel_line
+    for name in ("checkout", "wheel"):
+        subprocess.run([sys.executable, "-m", "venv", str(tmp_path / name)], check=True, timeout=120)
+    done = in_venv(tmp_path / "checkout", core.replace("/path/to/rewardkit", str(ROOT)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    installed_copy(tmp_path / "checkout")
+
+    dist = tmp_path / "dist"
+    make = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), "wheel", f"DIST={dist}"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert make.returncode == 0, make.stdout + make.stderr
+    assert f"{dist}/rewardkit-{VERSION}-py3-none-any.whl" in make.stdout.splitlines()
+    quick = re.sub(r"\[[a-z,]+\]'", "[service]'", wheel_line.replace("'dist/", f"'{dist}/"))
+    done = in_venv(tmp_path / "wheel", quick)
+    assert done.returncode == 0, done.stderr[-3000:]
+    installed_copy(tmp_path / "wheel")
+    app = in_venv(tmp_path / "wheel", "python -c 'import rewardkit.service.app'")
+    assert app.returncode == 0, app.stderr[-3000:]
+
+
+def test_no_document_installs_rewardkit_from_an_index() -> None:
+    """`pip install 'rewardkit[...]'` finds nothing: every document names a checkout or a wheel."""
+    listed = ["git", "ls-files", "*.md", "deploy/*"]
+    documents = subprocess.run(listed, cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert "README.md" in documents and "deploy/ray_serve.yaml" in documents
+    for document in documents:
+        for line in (ROOT / document).read_text().splitlines():
+            assert not re.search(r"pip install '?rewardkit([\['\s]|$)", line), f"{document}: {line}"
