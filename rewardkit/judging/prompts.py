@@ -90,10 +90,10 @@ class Prompter:
         text = completion_text(completion)
         if text is None:
             raise ValueError("invalid_completion")
-        source = next(name for name in QUESTION_COLUMNS if name in columns)
+        source = next((name for name in QUESTION_COLUMNS if name in columns), None)
         solution = columns["solution"][i] if "solution" in columns else None
         given = {
-            "question": question_text(columns[source][i]),
+            "question": "" if source is None else question_text(columns[source][i]),
             "solution": "(none)" if solution is None else solution,
             "completion": text,
         }

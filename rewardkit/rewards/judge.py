@@ -223,7 +223,7 @@ class LLMJudge(Reward):
         object.__setattr__(self, "template", template)
         object.__setattr__(self, "_fields", fields)
 
-    # -- columns: question (or prompt) is required; a custom template's own placeholders are too
+    # -- columns: a template's placeholders; {question} reads one of QUESTION_COLUMNS (bind_columns checks)
     @property
     def required_columns(self) -> tuple[str, ...]:
         fields: frozenset[str] = object.__getattribute__(self, "_fields")
@@ -231,17 +231,23 @@ class LLMJudge(Reward):
 
     @property
     def optional(self) -> tuple[str, ...]:
-        return (*QUESTION_COLUMNS, "solution", "images")
+        fields: frozenset[str] = object.__getattribute__(self, "_fields")
+        asked = (
+            *(QUESTION_COLUMNS if "question" in fields else ()),
+            *(("solution",) if "solution" in fields else ()),
+        )
+        return (*asked, "images")
 
     def params(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env}
 
-    # -- columns: the base class checks them; the judge also needs a question (or a prompt)
+    # -- columns: the base class checks them; a template with {question} also needs a question (or a prompt)
     def bind_columns(
         self, completions: Sequence[Completion], columns: dict[str, Any]
     ) -> dict[str, list[Any]]:
         bound = super().bind_columns(completions, columns)
-        if not any(name in bound for name in QUESTION_COLUMNS):
+        fields: frozenset[str] = object.__getattribute__(self, "_fields")
+        if "question" in fields and not any(name in bound for name in QUESTION_COLUMNS):
             given = ", ".join(sorted(columns)) or "none"
             rename = self._column_map or {}
             wanted = ", ".join(repr(rename.get(c, c)) for c in QUESTION_COLUMNS)
