@@ -19,11 +19,12 @@ import abc
 import contextlib
 import contextvars
 import itertools
+import json
 import logging
 import math
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -45,6 +46,7 @@ __all__ = [
     "completion_text",
     "deadline",
     "finite_number",
+    "missing_column",
     "number_error",
     "remaining_s",
     "revalue",
@@ -202,6 +204,32 @@ class Scored:
     def has_reasons(self) -> bool:
         """True when at least one item carries a reason."""
         return any(r is not None for r in self.reasons)
+
+
+#: where datasets keep a reward's column under another name: GSM8K's ``answer`` is the ``solution``
+COLUMN_ALIASES = {"solution": ("answer", "label", "ground_truth", "gold", "reference")}
+
+
+def missing_column(
+    reward: str, name: str, n: int, given: Iterable[str], source: str | None = None
+) -> ColumnError:
+    """The :class:`ColumnError` for a required column ``name`` (read from ``source``) that a batch of ``n``
+    lacks; when the batch has the column under a name datasets use for it, it says how to map it.
+
+    >>> print(str(missing_column("math", "solution", 2, ["answer", "question"])).split("; ")[-1])
+    the batch has 'answer': map it with columns={"solution": "answer"}
+    """
+    source = source or name
+    names = sorted(given)
+    mapped = f" (read as {name!r})" if source != name else ""
+    message = (
+        f"reward {reward!r}: required column {source!r}{mapped} is missing (expected a list of {n} values, "
+        f"one per completion; columns given: {', '.join(names) or 'none'})"
+    )
+    alias = next((a for a in COLUMN_ALIASES.get(name, ()) if a in names and a != source), None)
+    if alias is not None:
+        message += f"; the batch has {alias!r}: map it with columns={json.dumps({name: alias})}"
+    return ColumnError(message)
 
 
 def as_column(name: str, value: object, n: int, reward: str) -> list[Any]:
@@ -366,12 +394,7 @@ class Reward(abc.ABC):
         for name in self.required_columns:
             source = rename.get(name, name)
             if source not in columns:
-                given = ", ".join(sorted(columns)) or "none"
-                mapped = f" (read as {name!r})" if source != name else ""
-                raise ColumnError(
-                    f"reward {self.__name__!r}: required column {source!r}{mapped} is missing "
-                    f"(expected a list of {n} values, one per completion; columns given: {given})"
-                )
+                raise missing_column(self.__name__, name, n, columns, source)
             bound[name] = as_column(source, columns[source], n, self.__name__)
         for name in self.optional:  # bound only when given, so the reward's defaults apply
             source = rename.get(name, name)

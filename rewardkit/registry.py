@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, TypeVar, cast
 
-from rewardkit.core import Completion, Reward, RewardError, Verdict
+from rewardkit.core import Completion, Reward, RewardError, Verdict, missing_column
 from rewardkit.spec import CallerParam, UnknownRewardError
 
 __all__ = [
@@ -68,6 +68,8 @@ class RewardInfo:
     caller_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: values that apply when the reward is built for a remote caller, under the operator's settings
     remote_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: the parameters it cannot be built without (``cosine``'s ``max_len``): its defaults build nothing
+    required_params: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly view (what ``rewardkit list --json`` and ``GET /rewards`` show)."""
@@ -217,6 +219,7 @@ def register(
     description: str | None = None,
     caller_params: Mapping[str, CallerParam] | Sequence[str] = (),
     remote_defaults: Mapping[str, Any] | None = None,
+    required_params: Sequence[str] = (),
 ) -> Callable[[T], T]:
     """Register a reward under ``name``; use as a decorator. Returns the object unchanged.
 
@@ -230,6 +233,8 @@ def register(
             ``{name: CallerParam(cap=...)}``; every other parameter is a server setting. In-process
             :func:`get` takes every parameter.
         remote_defaults: parameter values for rewards built for remote callers (under the operator's).
+        required_params: the parameters without which the reward cannot be built (a service reports such
+            a reward as needing parameters, not as unavailable).
 
     Raises:
         ValueError: duplicate name, bad name, or a callable that breaks the contract (no ``**kwargs``,
@@ -271,6 +276,8 @@ def register(
         defaults = dict(remote_defaults or {})
         if set(defaults) - set(params):
             raise ValueError(f"cannot register {name!r}: remote_defaults names unknown parameters")
+        if set(required_params) - set(params):
+            raise ValueError(f"cannot register {name!r}: required_params names unknown parameters")
         info = RewardInfo(
             name,
             required,
@@ -280,6 +287,7 @@ def register(
             _source(obj),
             callers,
             defaults,
+            tuple(required_params),
         )
         with _lock:
             if name in _registry:
@@ -308,11 +316,34 @@ def _caller_params(
 def named(key: str) -> Callable[[T], T]:
     """Give a reward's public function its registry key as ``__name__``: trainers log a reward under its
     ``__name__`` (TRL: ``rewards/format/mean``), so ``rewardkit.format_tags`` and ``get("format")`` log alike.
-    ``__qualname__`` stays, so the function still pickles by reference."""
+    ``__qualname__`` stays, so the function still pickles by reference. A column the function requires and
+    the call leaves out raises :class:`~rewardkit.core.ColumnError` naming it, as a registered reward does.
+
+    >>> import rewardkit
+    >>> rewardkit.countdown(["<answer>1 + 2</answer>"], target=[3])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    rewardkit.core.ColumnError: reward 'countdown': required column 'nums' is missing ...
+    """
 
     def decorator(func: T) -> T:
-        func.__name__ = key  # type: ignore[attr-defined]
-        return func
+        params = list(inspect.signature(cast(Callable[..., Any], func)).parameters.values())
+        columns = [
+            (index, p.name)
+            for index, p in enumerate(params)
+            if index > 0 and p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+
+        @functools.wraps(cast(Callable[..., Any], func))
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            for index, name in columns:
+                if index >= len(args) and name not in kwargs:
+                    completions = args[0] if args else kwargs.get("completions", ())
+                    n = len(completions) if hasattr(completions, "__len__") else 0
+                    raise missing_column(key, name, n, [k for k in kwargs if k != "completions"])
+            return cast(Callable[..., Any], func)(*args, **kwargs)
+
+        checked.__name__ = key
+        return cast(T, checked)
 
     return decorator
 
