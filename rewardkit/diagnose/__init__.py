@@ -2,7 +2,8 @@
 
 Reads what trainers write (nothing is re-run): an ms-swift GRPO output directory (``logging.jsonl`` and, with
 ``--log_completions true``, ``completions.jsonl``), a TRL output or checkpoint directory
-(``trainer_state.json``), or a JSONL scored by ``rewardkit score``. The package, one job a module:
+(``trainer_state.json`` and, with ``log_completions=True``, ``completions/*.parquet``), or a JSONL scored by
+``rewardkit score``. The package, one job a module:
 
 * :mod:`~rewardkit.diagnose.logs`: reading those logs, streamed, into a :class:`Report`;
 * :mod:`~rewardkit.diagnose.findings`: what the metrics and groups show, in plain words, with what to try;
@@ -63,7 +64,7 @@ def diagnose(path: str | Path, *, rescore: Sequence[Any] = (), data: str | Path 
     if rescore and kind != "scored" and completions is None:
         raise DiagnoseError(
             f"{report.source}: nothing to rescore: the run has no completions log (ms-swift: "
-            "--log_completions true; TRL logs none)"
+            "--log_completions true; TRL: GRPOConfig(log_completions=True))"
         )
     if kind == "trl" and log is not None:
         read_trainer_state(report, log)
@@ -71,7 +72,7 @@ def diagnose(path: str | Path, *, rescore: Sequence[Any] = (), data: str | Path 
         read_swift_log(report, log)
     if kind != "scored":  # the rewards the log reports; the completions log may add its own
         report.funcs = [k.split("/", 1)[1] for k in report.metrics if k.startswith("rewards/")]
-    if kind == "ms-swift" and completions is not None:
+    if kind in ("ms-swift", "trl") and completions is not None:
         read_completions(report, completions)
     elif kind == "scored" and log is not None:
         read_scored(report, log)

@@ -5,7 +5,8 @@ statistics.
 * ms-swift: ``logging.jsonl`` holds one line per logged step; with ``--log_completions true``,
   ``completions.jsonl`` holds one line per logged step of column lists (``step``, ``prompt``, ``completion``,
   one list per reward function, ``advantages``, dataset columns);
-* TRL: ``trainer_state.json``'s ``log_history``;
+* TRL: ``trainer_state.json``'s ``log_history``; with ``GRPOConfig(log_completions=True)``, the tables in
+  ``output_dir/completions/completions_<step>.parquet`` (read like ms-swift's lines: one table a file);
 * scored: rows with ``scores`` and a ``group`` or ``prompt`` field.
 
 >>> import json, pathlib, tempfile
@@ -59,6 +60,7 @@ NOT_REWARDS = {
     "group",
     "solution",
     "scores",
+    "advantage",
 }
 
 
@@ -146,12 +148,28 @@ def _step_number(value: Any) -> int | None:
         return None
 
 
+def _parquet_tables(folder: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """TRL's completion tables (``completions_<step>.parquet``), in step order, one a file."""
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        raise DiagnoseError(
+            f"{folder}: reading TRL's completion tables needs pyarrow (pip install pyarrow)"
+        ) from None
+    for number, file in enumerate(sorted(folder.glob("completions_*.parquet")), 1):
+        try:
+            table = pq.read_table(file).to_pydict()
+        except (OSError, ValueError) as exc:
+            raise DiagnoseError(f"cannot read {file}: {exc}") from None
+        yield number, table
+
+
 def tables(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The lines of a completions log, each with a ``completion`` list; a line holding the same completions
-    as the line before (ms-swift logs its buffer again when it logs more often than it generates) is
-    skipped."""
+    """The lines of a completions log (a folder: TRL's parquet tables), each with a ``completion`` list; a
+    line holding the same completions as the line before (ms-swift logs its buffer again when it logs more
+    often than it generates) is skipped."""
     previous: int | None = None
-    for number, table in lines(path):
+    for number, table in _parquet_tables(path) if path.is_dir() else lines(path):
         completions = table.get("completion")
         if not isinstance(completions, list):
             raise DiagnoseError(f"{path}, line {number}: no 'completion' list")
@@ -180,7 +198,9 @@ def read_completions(report: Report, path: Path) -> None:
         prompts = _column(table, "prompt", n, path, number) or [""] * n
         steps = _column(table, "step", n, path, number) or [None] * n
         columns = {func: _column(table, func, n, path, number) for func in funcs}
-        advantages = _column(table, "advantages", n, path, number)
+        advantages = _column(table, "advantages", n, path, number) or _column(
+            table, "advantage", n, path, number
+        )
         groups: dict[tuple[int | None, str], list[int]] = {}
         for i in range(n):
             groups.setdefault((_step_number(steps[i]), group_text(prompts[i])), []).append(i)
@@ -218,8 +238,9 @@ def locate(path: Path) -> tuple[str, Path | None, Path | None]:
     if not path.exists():
         raise DiagnoseError(f"{path}: no such file or directory")
     if path.is_file():
-        if path.name == "trainer_state.json":
-            return "trl", path, None
+        if path.name == "trainer_state.json":  # in output_dir, or in one of its checkpoints
+            folders = (d / "completions" for d in (path.parent, path.parent.parent))
+            return "trl", path, next((f for f in folders if any(f.glob("completions_*.parquet"))), None)
         if path.name == "completions.jsonl":
             log = path.with_name("logging.jsonl")
             return "ms-swift", log if log.is_file() else None, path

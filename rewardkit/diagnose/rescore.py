@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -21,9 +22,11 @@ from rewardkit.chat import question_text
 from rewardkit.diagnose.logs import lines, tables
 from rewardkit.diagnose.report import DiagnoseError, Report, count
 
-__all__ = ["rescore", "rows_for_rescoring"]
+__all__ = ["logged_name", "rescore", "rows_for_rescoring"]
 
 PROMPT_FIELDS = ("prompt", "query", "problem", "question")
+#: what trainers' plugins put before a registry name: the ms-swift plugin's rk_, ms-swift's external_
+TRAINER_PREFIXES = ("rk_", "external_")
 #: the last user turn inside a templated prompt: ChatML (Qwen), Llama 3, and a plain "user:" line
 _USER_TURN = re.compile(
     r"<\|im_start\|>user\n(.*?)<\|im_end\|>|<\|start_header_id\|>user<\|end_header_id\|>\n\n(.*?)<\|eot_id\|>",
@@ -85,15 +88,38 @@ def rows_for_rescoring(
                 yield {k: table[k][i] for k in names if i < len(table[k])}
 
 
+def logged_name(spec: Any) -> Any:
+    """A reward as a run logged it, to the registry's: the ms-swift plugin's ``rk_NAME`` and ms-swift's
+    ``external_NAME`` are ``NAME``, counted under the logged name (the one ``diagnose`` reports).
+
+    >>> logged_name("rk_countdown")
+    RewardSpec(name='countdown', params={}, weight=1.0, alias='rk_countdown', columns=None)
+    """
+    from rewardkit.registry import list_rewards
+    from rewardkit.spec import RewardSpec
+
+    if isinstance(spec, str):
+        spec = RewardSpec(spec)
+    if not isinstance(spec, RewardSpec):
+        return spec
+    known = {info.name for info in list_rewards()}
+    for prefix in TRAINER_PREFIXES:
+        name = spec.name.removeprefix(prefix)
+        if spec.name not in known and name != spec.name and name in known:
+            return dataclasses.replace(spec, name=name, alias=spec.alias or spec.name)
+    return spec
+
+
 def rescore(
     report: Report, specs: Sequence[Any], rows: Iterable[dict[str, Any]], data: Path | None, batch: int = 1024
 ) -> None:
     """Score the logged completions again; count each reward's reasons ("= 0" for a verdict without one:
-    the answer was read and judged on its merits)."""
+    the answer was read and judged on its merits). A reward may be named as the run logged it
+    (:func:`logged_name`)."""
     from rewardkit.core import ColumnError
     from rewardkit.engine import resolve
 
-    resolved = resolve(list(specs))
+    resolved = resolve([logged_name(spec) for spec in specs])
     join = _Join(_dataset_index(data)) if data is not None else None
     counts = {key: Counter[str]() for key, _, _ in resolved}
 
