@@ -36,6 +36,7 @@ The contract, the names, a batch
 - ``registry.py``: names: ``@register``, ``get``, entry points, which parameters a remote caller may set
 - ``policy.py``: the trust boundary: the server's settings and caps merged, rewards built for remote callers
 - ``engine.py``: several rewards over one batch, weighted, sync and async
+- ``golds.py``: a batch in which no item has its gold answer is a configuration error (``MissingGoldError``)
 - ``chat.py``: chat messages: which message is the completion, the question and the prompt
 - ``lru.py``: the one bounded cache (the judge's verdicts, the math verifier's)
 - ``retry.py``: the one retry policy (tenacity) of the client and the judge
@@ -82,8 +83,9 @@ The adapters
   checked when it is made
 - ``adapters/``: the trainer adapters (``adapters/README.md``) and where the service app and plugin files
   are: ``adapters/env.py`` a reward configured from ``REWARDKIT_*`` (in process or on the service),
-  ``adapters/verl.py`` veRL's ``compute_score`` and its data-source table, ``adapters/verl_reward.py`` the
-  file veRL loads, ``adapters/openrlhf.py`` OpenRLHF's requests and its ``reward_func`` file
+  ``adapters/verl.py`` veRL's ``compute_score`` and its data-source table, ``adapters/verl_options.py``
+  its ``reward_kwargs`` read, ``adapters/verl_reward.py`` the file veRL loads, ``adapters/openrlhf.py``
+  OpenRLHF's requests and its ``reward_func`` file
 - ``service/`` (top level; ``rewardkit/service`` in the wheel, ``service/README.md``): ``app.py`` the
   factory, ``settings.py`` ``REWARDKIT_*`` settings, ``deps.py`` typed dependencies, ``middleware.py``
   redaction and the ASGI guard, ``errors.py`` exceptions to answers, ``scoring.py`` what ``/score`` and

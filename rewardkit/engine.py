@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.core import Completion, Reward, RewardError, Scored, check_deadline, deadline
+from rewardkit.golds import GoldCheck
 from rewardkit.registry import get
 from rewardkit.spec import MAX_FUNCS, MAX_WEIGHT, RewardSpec
 
@@ -114,6 +115,7 @@ def score_batch(
     *,
     build: Builder = _get,
     deadline_s: float | None = None,
+    golds: GoldCheck | None = None,
 ) -> BatchResult:
     """Score ``completions`` with every reward in ``funcs`` and sum them with their weights.
 
@@ -121,15 +123,18 @@ def score_batch(
         build: how a name and parameters become a reward (a remote policy's ``build`` in a service).
         deadline_s: bound on the whole batch; past it :class:`~rewardkit.core.DeadlineExceeded` is raised
             and the rewards' slow parts (math workers, judge calls) are cancelled.
+        golds: the check for a batch in which no item has its gold (by default this batch on its own;
+            per-sample callers keep one across calls, :mod:`rewardkit.golds`).
 
     Raises:
         UnknownRewardError, RewardError: a bad func name, parameter or weight.
-        ColumnError: a missing or misaligned column (naming the reward, the column and both lengths).
+        ColumnError: a missing or misaligned column (naming the reward, the column and both lengths);
+            :class:`~rewardkit.golds.MissingGoldError` when a reward found no item's gold.
     """
     resolved = resolve(funcs, build)
     with deadline(deadline_s):
         scored = _score_each([(key, reward) for key, reward, _ in resolved], completions, columns)
-    return _combine(resolved, scored, len(completions))
+    return _combine(resolved, scored, len(completions), golds or GoldCheck())
 
 
 async def ascore_batch(
@@ -140,6 +145,7 @@ async def ascore_batch(
     build: Builder = _get,
     deadline_s: float | None = None,
     offload: Callable[..., Awaitable[Any]] = asyncio.to_thread,
+    golds: GoldCheck | None = None,
 ) -> BatchResult:
     """:func:`score_batch` on an event loop: rewards with an async face (the judge) run on the loop and hold
     no thread while they wait; consecutive others run together through ``offload`` (a thread pool)."""
@@ -163,7 +169,7 @@ async def ascore_batch(
             scored[key] = (await detailed(completions, **columns), time.perf_counter() - start)
             check_deadline(key)
         await run_waiting()
-    return _combine(resolved, scored, len(completions))
+    return _combine(resolved, scored, len(completions), golds or GoldCheck())
 
 
 def _score_each(
@@ -179,8 +185,13 @@ def _score_each(
 
 
 def _combine(
-    resolved: list[tuple[str, Reward, float]], scored: dict[str, tuple[Scored, float]], n: int
+    resolved: list[tuple[str, Reward, float]],
+    scored: dict[str, tuple[Scored, float]],
+    n: int,
+    golds: GoldCheck,
 ) -> BatchResult:
+    for key, reward, _ in resolved:
+        golds.check(key, scored[key][0].reasons, reward)
     keys = [key for key, _, _ in resolved]  # the request's order
     scores = {key: scored[key][0].values for key in keys}
     errors = {key: scored[key][0].reasons for key in keys if scored[key][0].has_reasons}

@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from rewardkit import registry
 from rewardkit.core import Completion, Reward
 from rewardkit.engine import BatchResult, RewardSpec, ascore_batch
+from rewardkit.golds import GoldCheck
 from rewardkit.policy import RemotePolicy
 
 from .metrics import Metrics
@@ -79,9 +80,12 @@ class Scorer:
         funcs: Sequence[str | RewardSpec],
         completions: Sequence[Completion],
         columns: Mapping[str, Any],
+        golds: GoldCheck | None = None,
     ) -> BatchResult:
         """Rewards built by the server's policy, under the request deadline. CPU work runs in the thread
-        pool; the judge's calls wait on the event loop and hold no thread."""
+        pool; the judge's calls wait on the event loop and hold no thread. A batch in which no item has its
+        gold is a :class:`~rewardkit.golds.MissingGoldError` (a 422), checked by ``golds`` (by default this
+        batch on its own)."""
         try:
             result = await ascore_batch(
                 funcs,
@@ -90,6 +94,7 @@ class Scorer:
                 build=self.policy.build,
                 deadline_s=self.settings.request_timeout_s,
                 offload=run_in_threadpool,
+                golds=golds,
             )
         finally:  # the rewards' own figures (cache hits, timeouts) counted as they grow, timed out or not
             self.metrics.record_stats(self.rewards)

@@ -190,7 +190,8 @@ def test_openrlhf_file_form_loaded_and_called_as_openrlhf_does(monkeypatch: pyte
     query = prompt + "<think>6 * 4</think><answer>6 * 4</answer><|im_end|>"
     label = json.dumps({"target": 24, "nums": [4, 6]})
     out = module.reward_func([query], [prompt], [label])  # positional lists of one sample, as OpenRLHF calls
-    assert out == {"rewards": [2.0], "scores": [2.0], "extra_logs": {"countdown": [1.0], "format": [1.0]}}
+    # scores: the first reward's own value, a 0-1 accuracy for OpenRLHF's dynamic filtering (issue 23)
+    assert out == {"rewards": [2.0], "scores": [1.0], "extra_logs": {"countdown": [1.0], "format": [1.0]}}
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +214,7 @@ def test_openrlhf_secured_service_takes_the_token_and_funcs_in_the_url(secured: 
     assert response.status_code == 200, response.text
     assert response.json() == {
         "rewards": [2.0],
-        "scores": [2.0],
+        "scores": [1.0],  # countdown's accuracy, not the weighted sum (issue 23)
         "extra_logs": {"countdown": [1.0], "format": [1.0]},
     }
     body["labels"] = [json.dumps({"target": 24, "nums": [4, 6]})]  # a string holding the object

@@ -84,3 +84,36 @@ def test_verls_managers_call_the_adapter(verl_site: Path) -> None:
     assert report["batch"] == expected
     # "ok": read and judged on its merits (right or wrong); otherwise what stopped a normal judgement
     assert report["detailed_reasons"] == ["ok"] * 6 + ["no_answer"]
+
+
+KWARGS_RUN = """
+import json, sys
+from omegaconf import OmegaConf
+from verl.trainer.ppo.reward import get_custom_reward_fn
+path, name = sys.argv[1], sys.argv[2]
+kwargs = json.loads(sys.argv[3])
+config = {"reward": {"custom_reward_function": {"path": path, "name": name, "reward_kwargs": kwargs}}}
+fn = get_custom_reward_fn(OmegaConf.create(config))
+print(json.dumps(fn(data_source="openai/gsm8k", solution_str="I think it is 12", ground_truth="12",
+                    extra_info={"index": 0})))
+"""
+
+
+@pytest.mark.timeout(120)
+def test_verls_loader_passes_reward_kwargs_as_reward_parameters(verl_site: Path) -> None:
+    """custom_reward_function.reward_kwargs reach compute_score through veRL's own loader: they are applied
+    (extract: lenient reads a bare last number), and one no reward has fails, naming it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(verl_site), str(ROOT)])}
+    env.pop("REWARDKIT_URL", None)
+
+    def run(kwargs: dict[str, object]) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", KWARGS_RUN, str(plugin_path("verl")), "compute_score"]
+        return subprocess.run(
+            [*command, json.dumps(kwargs)], env=env, capture_output=True, text=True, timeout=110
+        )
+
+    plain, lenient, typo = run({}), run({"extract": "lenient"}), run({"extrct": "lenient"})
+    assert plain.returncode == 0 and lenient.returncode == 0, (plain.stderr + lenient.stderr)[-4000:]
+    assert json.loads(plain.stdout.splitlines()[-1]) == 0.0
+    assert json.loads(lenient.stdout.splitlines()[-1]) == 1.0
+    assert typo.returncode != 0 and "'extrct' is no parameter of the data-source table" in typo.stderr

@@ -14,6 +14,18 @@ Both read a request the same way (:func:`read_request`): the prompt is cut off t
 tokens are dropped; a label that is a JSON object (or a string holding one) gives columns, so countdown's
 ``{"target": 24, "nums": [4, 6]}`` works; any other label is the ``solution`` column.
 
+Both answer the same way (:func:`response_body`): ``rewards`` is the weighted sum of the rewards, and
+``scores``, which OpenRLHF's dynamic filtering compares with ``--dynamic_filtering_reward_range 0 1``, is one
+reward's own value, the accuracy: the first reward named, or the one named by ``?score_func=NAME`` (the file
+form: ``REWARDKIT_OPENRLHF_SCORE_FUNC``). So ``funcs=countdown,format`` gives ``rewards`` up to 2.0 and
+``scores`` countdown's 0 or 1.
+
+OpenRLHF sends its labels only when told which field holds them (``--data.label_key``; before 0.10
+``--label_key``); without it every label is ``""``. Requests come one sample at a time, so both forms keep one
+:class:`~rewardkit.golds.GoldCheck` per process: once :data:`GOLD_WINDOW` samples have come without any gold,
+every request without one fails (a 422 on the service), naming the flag; a label missing now and then scores
+that sample ``None``, sent as 0.0 (OpenRLHF makes tensors of the answer).
+
 >>> reward_func(["Q: 2+2? A: The answer is 4.<|im_end|>"], ["Q: 2+2? A:"], ["4"])["rewards"]
 [1.0]
 """
@@ -26,13 +38,34 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rewardkit.adapters.env import reward_from_env
-from rewardkit.engine import BatchResult, score_batch
+from rewardkit.engine import BatchResult, result_keys, score_batch
 from rewardkit.extract import strip_special_tail
+from rewardkit.golds import GoldCheck
 
-__all__ = ["MAX_NAMED_REWARDS", "funcs_from", "read_request", "response_body", "reward_func"]
+__all__ = [
+    "GOLD_HINT",
+    "MAX_NAMED_REWARDS",
+    "funcs_from",
+    "gold_check",
+    "read_request",
+    "response_body",
+    "reward_func",
+    "score_key",
+]
 
 MAX_NAMED_REWARDS = 16  # rewards one OpenRLHF request names (``funcs=`` in its URL, REWARDKIT_OPENRLHF_FUNCS)
 MAX_LABEL_COLUMNS = 32  # distinct columns the labels of one request may give (each is a list of every row)
+GOLD_WINDOW = 8  # samples without any gold after which a request without one fails
+GOLD_HINT = (
+    "OpenRLHF sends the gold answers (its labels) only when told the dataset field that holds them: "
+    "--data.label_key FIELD (before OpenRLHF 0.10: --label_key FIELD)."
+)
+_gold_check = GoldCheck(GOLD_HINT, GOLD_WINDOW)
+
+
+def gold_check() -> GoldCheck:
+    """This process's check of OpenRLHF's labels (one sample a request: see :mod:`rewardkit.golds`)."""
+    return _gold_check
 
 
 def _label_columns(label: Any) -> dict[str, Any] | None:
@@ -89,12 +122,28 @@ def funcs_from(text: str) -> list[str]:
     return names
 
 
-def response_body(result: BatchResult) -> dict[str, Any]:
-    """What OpenRLHF reads: ``rewards``, ``scores`` (for its dynamic filtering) and ``extra_logs`` (each
+def score_key(names: Sequence[str], score_func: str | None = None) -> str:
+    """The reward whose values are OpenRLHF's ``scores``: ``score_func``, or the first of ``names`` (keys as
+    in the response's ``extra_logs``: ``name#2`` for a repeat). ``ValueError`` for a name not among them.
+
+    >>> score_key(["countdown", "format"]), score_key(["countdown", "format"], "format")
+    ('countdown', 'format')
+    """
+    keys = result_keys(list(names))
+    if score_func is None:
+        return keys[0]
+    if score_func not in keys:
+        raise ValueError(f"score_func {score_func!r} is not one of the rewards named: {', '.join(keys)}")
+    return score_func
+
+
+def response_body(result: BatchResult, score: str | None = None) -> dict[str, Any]:
+    """What OpenRLHF reads: ``rewards`` (the weighted sum), ``scores`` (what its dynamic filtering compares
+    with a 0-1 range: the values of the reward ``score``, by default the first) and ``extra_logs`` (each
     reward's own values). OpenRLHF makes tensors of them, so "not applicable" (``None``) is sent as 0.0."""
     rewards = [0.0 if r is None else r for r in result.rewards]
     logs = {key: [0.0 if v is None else v for v in values] for key, values in result.scores.items()}
-    return {"rewards": rewards, "scores": rewards, "extra_logs": logs}
+    return {"rewards": rewards, "scores": logs[score or next(iter(logs))], "extra_logs": logs}
 
 
 def reward_func(
@@ -102,7 +151,15 @@ def reward_func(
 ) -> dict[str, Any]:
     """OpenRLHF's file form: the rewards named by ``REWARDKIT_OPENRLHF_FUNCS`` (default ``math``) on the
     batch, as every adapter configures them (:func:`rewardkit.adapters.env.reward_from_env`: parameters
-    from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``; on the service at ``REWARDKIT_URL`` when it is set)."""
+    from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG``; on the service at ``REWARDKIT_URL`` when it is set).
+    ``scores`` are the values of ``REWARDKIT_OPENRLHF_SCORE_FUNC``, by default the first reward's.
+
+    Raises:
+        MissingGoldError: :data:`GOLD_WINDOW` samples have come without any label (see
+            :func:`gold_check`); ``ValueError`` for a score func that is not among the rewards.
+    """
     names = funcs_from(os.environ.get("REWARDKIT_OPENRLHF_FUNCS", "math"))
+    score = score_key(names, os.environ.get("REWARDKIT_OPENRLHF_SCORE_FUNC") or None)
     completions, columns = read_request(queries, prompts, labels)
-    return response_body(score_batch([reward_from_env(name) for name in names], completions, columns))
+    rewards = [reward_from_env(name) for name in names]
+    return response_body(score_batch(rewards, completions, columns, golds=gold_check()), score)

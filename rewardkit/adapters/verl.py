@@ -15,8 +15,23 @@ reward loop awaits ``async def`` functions and runs plain ones in a thread pool)
 
 Each row is scored by the reward its ``data_source`` names in :data:`DATA_SOURCES` (through the ``route``
 reward); the table turns veRL's ``ground_truth`` into that reward's columns (countdown's
-``{"target", "numbers"}`` into ``target``/``nums``). Add your own with :func:`register_data_source`; an
-unknown data source raises, naming it and the table. ``None`` ("not applicable") is given to veRL as 0.0.
+``{"target", "numbers"}`` into ``target``/``nums``). Add your own with :func:`register_data_source`. A data
+source the table lacks: a per-sample call raises, naming it and the table; in :func:`compute_score_batch` that
+row alone scores ``None`` (reason ``unknown_data_source``, a warning logged once per source) unless strict
+(``strict: true`` in ``reward_kwargs``, or ``REWARDKIT_VERL_STRICT=1``): then the batch raises. ``None`` ("not
+applicable") is given to veRL as 0.0.
+
+``custom_reward_function.reward_kwargs`` (veRL passes them to every call) are parameters of the routed
+rewards (:mod:`rewardkit.adapters.verl_options`): ``extract: lenient`` applies to every reward of the table
+that has an ``extract`` parameter (``math``), one keyed by a reward's name (``countdown: {format_score:
+0.1}``) to that reward; a parameter no reward of the table has raises, naming it. They sit over
+``REWARDKIT_PARAMS`` and under the table's own (``math_dapo``'s -1). The keys veRL's own managers read
+(:data:`~rewardkit.adapters.verl_options.VERL_OWN_KWARGS`) are left alone.
+
+A batch in which no row has its ``reward_model.ground_truth`` raises
+:class:`~rewardkit.golds.MissingGoldError`; per-sample calls count across calls (after
+:data:`GOLD_WINDOW` samples without any); a row missing it now and then scores ``None`` (0.0), reason
+``missing_solution`` (``missing_target`` for countdown).
 
 Remote mode: with ``REWARDKIT_URL`` set (token in ``REWARDKIT_API_TOKEN``), scoring runs on the service.
 Parameters of each reward come from ``REWARDKIT_PARAMS`` / ``REWARDKIT_CONFIG`` as everywhere, under the
@@ -32,6 +47,7 @@ those variables for every adapter.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 import weakref
@@ -40,7 +56,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.adapters.env import env_params, reward_from_env, service_url
+from rewardkit.adapters.verl_options import Options, read_options
 from rewardkit.core import Reward, Scored
+from rewardkit.golds import GoldCheck
 from rewardkit.registry import get
 from rewardkit.rewards.route import KeyMatcher
 
@@ -57,6 +75,12 @@ __all__ = [
 #: coalescing of concurrent per-sample calls: most samples in one batch, and how long the first waits
 MAX_BATCH = int(os.environ.get("REWARDKIT_VERL_MAX_BATCH", "1024"))
 MAX_WAIT_S = float(os.environ.get("REWARDKIT_VERL_MAX_WAIT_MS", "10")) / 1000.0
+GOLD_WINDOW = 8  # samples without any ground truth after which a call without one fails
+_GOLD_HINT = (
+    "veRL passes each row's reward_model.ground_truth (the dataset's reward_model column, "
+    "{'ground_truth': ...}); the rows have none."
+)
+_log = logging.getLogger(__name__)
 
 
 def solution_columns(ground_truth: Any) -> dict[str, Any]:
@@ -110,10 +134,12 @@ class _State:
         self.snapshot: _Table | None = None  # the data-source table last used (see _table)
         #: (service URL, table version, user params) -> the route reward, in process or on the service
         self.built: dict[tuple[Any, ...], Reward] = {}
-        #: each event loop's coalescer of per-sample calls
-        self.coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = (
+        #: each event loop's coalescers of per-sample calls, one per set of options
+        self.coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Options, Coalescer]] = (
             weakref.WeakKeyDictionary()
         )
+        self.warned: set[str] = set()  # unknown data sources already logged
+        self.golds = GoldCheck(_GOLD_HINT, GOLD_WINDOW)
 
 
 _state = _State()
@@ -159,7 +185,7 @@ class _Table:
 
     def routes(self, user: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         """The ``route`` reward's routes: per data source, its reward with ``user``'s settings under the
-        table's (remote: ``user`` is empty; the service applies its operator's)."""
+        table's (remote: only ``reward_kwargs``; the service applies its operator's)."""
         return {
             name: {"name": s.reward, "params": {**user.get(s.reward, {}), **s.params}}
             for name, s in self.sources.items()
@@ -167,15 +193,20 @@ class _Table:
 
     def rows(
         self, data_sources: Sequence[Any], ground_truths: Sequence[Any]
-    ) -> tuple[list[str], dict[str, Any]]:
-        """The batch as the route reward's columns (``ValueError`` for a data source the table lacks)."""
+    ) -> tuple[list[str], dict[str, Any], list[int]]:
+        """The batch as the route reward's columns, and the rows whose data source the table lacks."""
         n = len(data_sources)
         columns: dict[str, Any] = {}
         names = [str(source) for source in data_sources]
+        unknown = []
         for i, (name, truth) in enumerate(zip(names, ground_truths, strict=True)):
-            for column, value in self.sources[self.match(name)].columns(truth).items():
+            key = self.matcher.match(name)
+            if key is None:
+                unknown.append(i)
+                continue
+            for column, value in self.sources[key].columns(truth).items():
                 columns.setdefault(column, [None] * n)[i] = value
-        return names, columns
+        return names, columns, unknown
 
 
 def _table() -> _Table:
@@ -187,18 +218,23 @@ def _table() -> _Table:
         return _state.snapshot
 
 
-def _router(table: _Table) -> Reward:
-    """The ``route`` reward over the table: in process with the user's parameters under the table's, or on
-    the service (``REWARDKIT_URL``) with the table's alone (the service applies its operator's)."""
+def _router(table: _Table, opts: Options) -> Reward:
+    """The ``route`` reward over the table: in process with the user's parameters (``REWARDKIT_PARAMS``, then
+    ``reward_kwargs``) under the table's, or on the service (``REWARDKIT_URL``) with ``reward_kwargs`` under
+    the table's (the service applies its operator's). Rows no route matches score ``None``."""
     url = service_url()
-    user = {} if url else env_params()
-    key = (url, table.version, repr(sorted(user.items())))
+    env = {} if url else env_params()
+    extra = opts.table()
+    user = {name: {**env.get(name, {}), **extra.get(name, {})} for name in {*env, *extra}}
+    key = (url, table.version, repr(sorted(env.items())), opts.params)
     with _state.lock:
         built = _state.built.get(key)
     if built is None:
-        built = reward_from_env("route", {"column": "data_source", "routes": table.routes(user)}, check=False)
+        params = {"column": "data_source", "routes": table.routes(user), "unknown": "none"}
+        built = reward_from_env("route", params, check=False)
         with _state.lock:
-            _state.built.clear()  # one table in use at a time
+            if len(_state.built) >= 8 or any(k[1] != table.version for k in _state.built):
+                _state.built.clear()  # one table in use at a time, and a few sets of reward_kwargs
             _state.built[key] = built
     return built
 
@@ -219,30 +255,70 @@ def _check_lengths(*columns: Sequence[Any]) -> int:
 # ---------------------------------------------------------------- scoring a batch, here or on the service
 
 
-def score_rows(
-    data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any]
-) -> Scored:
-    """Values and reasons of a batch of veRL rows, in process or (``REWARDKIT_URL``) on the service."""
+def _prepare(
+    data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any], opts: Options
+) -> tuple[Reward, dict[str, Any], list[int]]:
+    """The route reward and its columns for a batch, and the rows whose data source the table lacks (strict:
+    ``ValueError`` naming the first; else a warning once per data source)."""
     _check_lengths(data_sources, solution_strs, ground_truths)
     table = _table()
-    names, columns = table.rows(data_sources, ground_truths)
-    return _router(table).score_detailed(list(solution_strs), data_source=names, **columns)
+    names, columns, unknown = table.rows(data_sources, ground_truths)
+    if unknown and opts.strict:
+        table.match(names[unknown[0]])
+    for name in dict.fromkeys(names[i] for i in unknown):
+        with _state.lock:
+            first = name not in _state.warned
+            _state.warned.add(name)
+        if first:
+            _log.warning(
+                "rewardkit: no reward for data_source %r (known: %s): its rows score None (0.0 to veRL), "
+                "reason unknown_data_source. Add one with register_data_source, or set strict: true in "
+                "reward_kwargs (REWARDKIT_VERL_STRICT=1) to fail the batch.",
+                name,
+                ", ".join(table.sources),
+            )
+    return _router(table, opts), {"data_source": names, **columns}, unknown
+
+
+def _finish(scored: Scored, unknown: list[int]) -> Scored:
+    """The rows of unknown data sources said so; a batch without any ground truth raises."""
+    reasons = list(scored.reasons)
+    for i in unknown:
+        reasons[i] = "unknown_data_source"
+    _state.golds.check("veRL", reasons, column="reward_model.ground_truth")
+    return Scored(scored.values, reasons, scored.details)
+
+
+def score_rows(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    opts: Options | None = None,
+) -> Scored:
+    """Values and reasons of a batch of veRL rows, in process or (``REWARDKIT_URL``) on the service.
+
+    Raises:
+        MissingGoldError: no row has its ground truth (per-sample callers: after :data:`GOLD_WINDOW`).
+        ValueError: a data source the table lacks, when ``opts`` is strict.
+    """
+    router, columns, unknown = _prepare(data_sources, solution_strs, ground_truths, opts or Options())
+    return _finish(router.score_detailed(list(solution_strs), **columns), unknown)
 
 
 async def ascore_rows(
-    data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any]
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    opts: Options | None = None,
 ) -> Scored:
     """:func:`score_rows` on an event loop (remote: an async client for the batch; here: a thread)."""
     if service_url() is None:
-        return await asyncio.to_thread(score_rows, data_sources, solution_strs, ground_truths)
-    _check_lengths(data_sources, solution_strs, ground_truths)
-    table = _table()
-    names, columns = table.rows(data_sources, ground_truths)
-    router = _router(table)
+        return await asyncio.to_thread(score_rows, data_sources, solution_strs, ground_truths, opts)
+    router, columns, unknown = _prepare(data_sources, solution_strs, ground_truths, opts or Options())
     from rewardkit.client import RemoteReward
 
     assert isinstance(router, RemoteReward)
-    return await router.ascore_detailed(list(solution_strs), data_source=names, **columns)
+    return _finish(await router.ascore_detailed(list(solution_strs), **columns), unknown)
 
 
 # ---------------------------------------------------------------- coalescing concurrent per-sample calls
@@ -252,8 +328,11 @@ class Coalescer:
     """Gathers the per-sample calls made on one event loop within ``max_wait_s`` (or until ``max_batch``)
     into one batch; each caller gets its own item's result, or the batch's exception."""
 
-    def __init__(self, max_batch: int = MAX_BATCH, max_wait_s: float = MAX_WAIT_S) -> None:
+    def __init__(
+        self, max_batch: int = MAX_BATCH, max_wait_s: float = MAX_WAIT_S, opts: Options | None = None
+    ) -> None:
         self.max_batch, self.max_wait_s = max_batch, max_wait_s
+        self.opts = opts or Options()
         self._pending: list[tuple[tuple[Any, str, Any], asyncio.Future[tuple[float | None, str | None]]]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -289,7 +368,7 @@ class Coalescer:
             sources, texts, truths = (
                 list(column) for column in zip(*(item for item, _ in batch), strict=True)
             )
-            scored = await ascore_rows(sources, texts, truths)
+            scored = await ascore_rows(sources, texts, truths, self.opts)
             for i, (_, future) in enumerate(batch):
                 if not future.done():  # a caller may have been cancelled
                     future.set_result((scored.values[i], scored.reasons[i]))
@@ -304,23 +383,42 @@ class Coalescer:
                 raise
 
 
-def coalescer() -> Coalescer:
-    """The coalescer of the running event loop."""
+def coalescer(opts: Options | None = None) -> Coalescer:
+    """The coalescer of the running event loop for calls with ``opts`` (``reward_kwargs``)."""
+    opts = opts or Options()
     loop = asyncio.get_running_loop()
-    found = _state.coalescers.get(loop)
+    mine = _state.coalescers.get(loop)
+    if mine is None:
+        mine = _state.coalescers[loop] = {}
+    found = mine.get(opts)
     if found is None:
-        found = _state.coalescers[loop] = Coalescer()
+        found = mine[opts] = Coalescer(opts=opts)
     return found
 
 
 # ---------------------------------------------------------------- veRL's entry points
 
 
+def options(kwargs: Mapping[str, Any]) -> Options:
+    """veRL's ``reward_kwargs`` for the rewards of the table as it is now
+    (:func:`rewardkit.adapters.verl_options.read_options`)."""
+    with _state.lock:
+        rewards = [source.reward for source in DATA_SOURCES.values()]
+    return read_options(kwargs, rewards)
+
+
+def _one_sample(kwargs: Mapping[str, Any]) -> Options:
+    """A per-sample call's options: an unknown data source fails that call (it is the only row)."""
+    return Options(options(kwargs).params, strict=True)
+
+
 def compute_score(
     data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any
 ) -> float:
-    """One sample's reward (veRL's ``compute_score`` convention); extra keyword arguments are ignored."""
-    return _as_float(score_rows([data_source], [solution_str], [ground_truth]).values[0])
+    """One sample's reward (veRL's ``compute_score`` convention); ``kwargs`` are veRL's ``reward_kwargs``:
+    parameters of the routed rewards (:func:`options`)."""
+    opts = _one_sample(kwargs)
+    return _as_float(score_rows([data_source], [solution_str], [ground_truth], opts).values[0])
 
 
 def compute_score_detailed(
@@ -328,7 +426,7 @@ def compute_score_detailed(
 ) -> dict[str, Any]:
     """One sample's reward and why: ``{"score": float, "reason": str}`` (``"ok"`` when judged normally),
     the same keys for every sample, as veRL needs to log them."""
-    scored = score_rows([data_source], [solution_str], [ground_truth])
+    scored = score_rows([data_source], [solution_str], [ground_truth], _one_sample(kwargs))
     return {"score": _as_float(scored.values[0]), "reason": scored.reasons[0] or "ok"}
 
 
@@ -337,8 +435,9 @@ async def compute_score_async(
 ) -> float:
     """:func:`compute_score` for veRL's reward loop: concurrent calls are scored together in batches. A data
     source the table lacks fails this call only, not the batch it would have joined."""
+    opts = options(kwargs)
     _table().match(str(data_source))
-    value, _ = await coalescer().submit(data_source, solution_str, ground_truth)
+    value, _ = await coalescer(opts).submit(data_source, solution_str, ground_truth)
     return _as_float(value)
 
 
@@ -349,7 +448,8 @@ def compute_score_batch(
     extra_infos: Sequence[Any] | None = None,
     **kwargs: Any,
 ) -> list[float]:
-    """A batch's rewards (veRL's ``BatchRewardManager`` convention)."""
-    return [
-        _as_float(v) for v in score_rows(list(data_sources), list(solution_strs), list(ground_truths)).values
-    ]
+    """A batch's rewards (veRL's ``BatchRewardManager`` convention; ``kwargs``: its ``reward_kwargs``). A row
+    whose data source the table lacks scores 0.0 (reason ``unknown_data_source``, a warning once per
+    source), unless ``strict``."""
+    scored = score_rows(list(data_sources), list(solution_strs), list(ground_truths), options(kwargs))
+    return [_as_float(v) for v in scored.values]

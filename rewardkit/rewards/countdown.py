@@ -43,6 +43,7 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?", re.ASCII)
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3}
 _CORRECT = Verdict(1.0)
 _INVALID_TARGET = Verdict(None, "invalid_target")
+_MISSING_TARGET = Verdict(None, "missing_target")  # absent or empty: the gold is missing (rewardkit.golds)
 
 
 class ExpressionError(ValueError):
@@ -298,7 +299,11 @@ class Countdown(ItemReward):
             except TypeError:  # unhashable: not a target anyway, but let parse_target say so
                 target = parse_target(raw)
         if target is None:
-            return _INVALID_TARGET
+            return (
+                _MISSING_TARGET
+                if raw is None or (isinstance(raw, str) and not raw.strip())
+                else _INVALID_TARGET
+            )
         nums = parse_nums(values[1])
         if nums is None:
             return Verdict(None, "invalid_nums")
@@ -333,7 +338,8 @@ def countdown(
 
     Returns:
         1.0 for a correct answer, ``format_score`` for a wrong one, 0.0 without a non-empty ``<answer>``,
-        ``None`` when ``target`` or ``nums`` cannot be read.
+        ``None`` when ``target`` or ``nums`` cannot be read (``missing_target`` when the target is absent or
+        empty, ``invalid_target`` when it is no number).
 
     >>> countdown(["<answer>(6 - 2) * 6</answer>", "<answer>90**50**3**2</answer>"],
     ...           target=[24, 24], nums=[[2, 6, 6], [90, 50, 3, 2]], format_score=0.1)

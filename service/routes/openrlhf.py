@@ -3,7 +3,10 @@
 The request is read by :mod:`rewardkit.adapters.openrlhf` (the same reading as its file form). OpenRLHF sends
 no headers, so this route also takes the token as a ``token`` query parameter (redacted from the access log),
 and the rewards as ``funcs=countdown,format`` (their parameters are the server's; the default list is
-``REWARDKIT_OPENRLHF_FUNCS``).
+``REWARDKIT_OPENRLHF_FUNCS``). ``scores`` (what OpenRLHF's dynamic filtering reads, in a 0-1 range) are the
+values of one reward: ``score_func=NAME``, by default the first named; ``rewards`` their weighted sum.
+Requests without labels fail with a 422 naming ``--data.label_key`` once a few have come without any
+(:func:`rewardkit.adapters.openrlhf.gold_check`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
-from rewardkit.adapters.openrlhf import funcs_from, read_request, response_body
+from rewardkit.adapters.openrlhf import funcs_from, gold_check, read_request, response_body, score_key
 
 from ..deps import ScorerDep, SettingsDep, token_in_header_or_query
 from ..models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
@@ -24,7 +27,7 @@ router = APIRouter(tags=["openrlhf"], dependencies=[Depends(token_in_header_or_q
 @router.post(
     "/get_reward",
     summary="OpenRLHF remote reward: query = prompt + response; labels = the solution, or JSON objects of "
-    "columns; ?funcs=a,b picks the rewards",
+    "columns; ?funcs=a,b picks the rewards, ?score_func=a the one whose values are the scores",
     response_model=OpenRLHFResponse,
     responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
@@ -36,13 +39,22 @@ async def get_reward(
         str | None,
         Query(max_length=2048, description="Rewards by name, comma-separated (default: the setting)"),
     ] = None,
+    score_func: Annotated[
+        str | None,
+        Query(
+            max_length=128,
+            description="The reward whose values are `scores`, OpenRLHF's 0-1 accuracy for dynamic "
+            "filtering (default: the first of funcs)",
+        ),
+    ] = None,
 ) -> SafeJSONResponse:
     scorer.check_batch(len(body.query))
     try:
         names = funcs_from(funcs) if funcs is not None else list(settings.openrlhf_funcs)
+        score = score_key(names, score_func)
         # off the event loop: labels may hold JSON to parse
         completions, columns = await run_in_threadpool(read_request, body.query, body.prompts, body.labels)
     except ValueError as exc:
         raise HTTPException(422, detail=str(exc)) from None
-    result = await scorer.score(names, completions, columns)
-    return SafeJSONResponse(response_body(result))
+    result = await scorer.score(names, completions, columns, golds=gold_check())
+    return SafeJSONResponse(response_body(result, score))
