@@ -90,7 +90,8 @@ The adapters
   factory, ``settings.py`` ``REWARDKIT_*`` settings, ``deps.py`` typed dependencies, ``middleware.py``
   redaction and the ASGI guard, ``errors.py`` exceptions to answers, ``scoring.py`` what ``/score`` and
   ``/get_reward`` share, ``models.py`` request and response bodies, ``metrics.py`` Prometheus,
-  ``routes/`` one router per resource, ``ray_serve.py`` the same app on Ray Serve
+  ``routes/`` one router per resource, ``docs.py`` ``/docs`` and ``/redoc`` from local files,
+  ``ray_serve.py`` the same app on Ray Serve
 - ``swift_plugins/rewards.py`` (top level): the ms-swift adapter (``rewardkit/plugins/swift/rewards.py``
   in the wheel)
 - ``tests/`` (``tests/security/`` the trust boundary), ``bench/`` (``bench/README.md``), ``deploy/``

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from rewardkit import __version__
 
 from .deps import ServiceState, state_of
+from .docs import add_docs
 from .errors import add_error_handlers
 from .metrics import Metrics
 from .middleware import LimitsAndMetrics, redact_access_log
@@ -65,11 +66,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Batch reward scoring for RL fine-tuning (GRPO and friends).",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
+        docs_url=None,  # /docs and /redoc from local files, not a CDN (service/docs.py)
+        redoc_url=None,
     )
     redact_access_log()
     app.state.rewardkit = state
     app.add_middleware(LimitsAndMetrics, settings=settings, metrics=state.metrics)
     add_error_handlers(app, settings)
+    add_docs(app)
     for router in (health.router, rewards.router, score.router, openrlhf.router, metrics.router):
         app.include_router(router)
     return app
