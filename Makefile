@@ -8,7 +8,7 @@ SERVE_STAMP := $(VENV)/.installed-serve-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-serve serve test lint typecheck pytest bench wheel clean
+.PHONY: install install-serve serve test lint typecheck pytest bench wheel clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,11 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-pytest: install
+# The offline /docs test renders the page in a real headless browser: Debian's chromium.
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+pytest: install browser
 	$(BIN)/pytest
 
 test: lint typecheck pytest
