@@ -25,6 +25,7 @@ from .metrics import Metrics
 from .middleware import LimitsAndMetrics, redact_access_log
 from .models import SafeJSONResponse
 from .routes import health, metrics, openrlhf, rewards, score
+from .routes.health import reward_status
 from .scoring import server_rewards
 from .settings import Settings
 
@@ -42,7 +43,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         table = state.policy.describe(name)
         callers = {p: e.get("cap") for p, e in table.items() if e["settable"]}
         server_only = sorted(p for p, e in table.items() if not e["settable"])
-        status = reward if isinstance(reward, str) else "ok"
+        status = reward_status(name, reward, state.policy)
         logger.info(
             "reward %s (%s): callers may set %s; server settings %s", name, status, callers, server_only
         )

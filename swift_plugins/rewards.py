@@ -13,6 +13,7 @@ Every reward in rewardkit's registry becomes ``rk_<name>`` (``rk_countdown``, ``
 - Parameters: ``REWARDKIT_PARAMS`` (JSON keyed by reward name, e.g. ``{"countdown": {"format_score": 0.1}}``)
   or a JSON file named by ``REWARDKIT_CONFIG`` (read as every adapter reads them:
   :func:`rewardkit.adapters.env.reward_from_env`).
+- One log line, when the plugin loads, says whether the rewards score locally or on the service at its URL.
 - Remote mode: with ``REWARDKIT_URL`` set, every reward is an ``AsyncORM`` that scores through the service
   (token from ``REWARDKIT_API_TOKEN``); transient failures are retried, and a service that stays down fails
   the step loudly instead of training on made-up zeros.
@@ -23,11 +24,13 @@ from __future__ import annotations
 from typing import Any
 
 from swift.rewards import ORM, AsyncORM, orms
+from swift.utils import get_logger
 
 import rewardkit
 from rewardkit.adapters.env import reward_from_env, service_url
 
 ALIASES = {"external_countdown": "countdown", "external_r1v_acc": "r1v_acc"}
+logger = get_logger()  # ms-swift's own logger: the line shows where ms-swift's lines do
 ASYNC_LOCAL = {"llm_judge"}  # rewards with an async face run as AsyncORM even locally
 
 
@@ -76,10 +79,12 @@ def _orm_class(key: str, name: str, remote: bool) -> type:
 
 def register_all() -> list[str]:
     """Put every rewardkit reward (and the aliases) into ms-swift's ``orms``; returns the keys."""
-    remote = service_url() is not None
+    url = service_url()
     names = {f"rk_{info.name}": info.name for info in rewardkit.list_rewards()} | ALIASES
     for key, name in names.items():
-        orms[key] = _orm_class(key, name, remote)
+        orms[key] = _orm_class(key, name, url is not None)
+    where = f"on the service at {url}" if url else "locally, in this process (REWARDKIT_URL is not set)"
+    logger.info(f"rewardkit {rewardkit.__version__}: its {len(names)} reward functions score {where}")
     return sorted(names)
 
 

@@ -44,6 +44,7 @@ def cosine_value(length: int, max_len: int, at_zero: float, at_max: float) -> fl
         "max_len": CallerParam(cap=1_000_000),
         "accuracy": CallerParam(reward_spec=True),
     },
+    required_params=["max_len"],
 )
 @dataclass(frozen=True)
 class Cosine(ComposedReward):

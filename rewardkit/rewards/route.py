@@ -61,6 +61,7 @@ class KeyMatcher:
         "routes": CallerParam(reward_spec_map=True),
         "unknown": CallerParam(),
     },
+    required_params=["routes"],
 )
 @dataclass(frozen=True)
 class Route(Reward):

@@ -29,6 +29,7 @@ __all__ = ["SoftOverlong"]
         "cache_length": CallerParam(cap=10_000_000),
         "clip": CallerParam(),
     },
+    required_params=["max_length", "cache_length"],
 )
 @dataclass(frozen=True)
 class SoftOverlong(Reward):

@@ -5,10 +5,28 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from ..deps import Authorized, RewardsDep, SettingsDep
+from rewardkit import registry
+from rewardkit.core import Reward, RewardError
+from rewardkit.policy import RemotePolicy
+
+from ..deps import Authorized, PolicyDep, RewardsDep, SettingsDep
 from ..models import SafeJSONResponse
 
 router = APIRouter(tags=["health"])
+
+
+def reward_status(name: str, reward: Reward | str, policy: RemotePolicy) -> str:
+    """How a reward stands on this server: ``"ok"`` when built; ``"needs parameters: max_len (each request
+    gives them)"`` for one that is built per request from a caller's parameters (``cosine``, ``route``,
+    ``soft_overlong``); otherwise why it is unavailable (a judge without a URL)."""
+    if not isinstance(reward, str):
+        return "ok"
+    try:
+        required = registry.info(name).required_params
+    except RewardError:  # unregistered since the service started
+        return reward
+    missing = [p for p in required if p not in policy.server_params.get(name, {})]
+    return f"needs parameters: {', '.join(missing)} (each request gives them)" if missing else reward
 
 
 @router.get("/healthz", summary="Liveness: the process answers (no auth)")
@@ -21,12 +39,12 @@ async def healthz() -> dict[str, str]:
     summary="Readiness: every reward's resources (the math worker pool) answer",
     dependencies=Authorized,
 )
-async def readyz(rewards: RewardsDep, settings: SettingsDep) -> SafeJSONResponse:
+async def readyz(rewards: RewardsDep, settings: SettingsDep, policy: PolicyDep) -> SafeJSONResponse:
     states: dict[str, str] = {}
     ready = True
     for name, reward in rewards.items():
-        if isinstance(reward, str):  # not configured on this server (e.g. no judge URL): not a failure
-            states[name] = reward
+        if isinstance(reward, str):  # built per request, or not configured here (no judge URL): not a failure
+            states[name] = reward_status(name, reward, policy)
             continue
         answer = await run_in_threadpool(reward.ready, settings.ready_timeout_s)
         states[name] = "ready" if answer is not False else "starting"
