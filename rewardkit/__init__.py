@@ -40,6 +40,7 @@ The contract, the names, a batch
 - ``chat.py``: chat messages: which message is the completion, the question and the prompt
 - ``lru.py``: the one bounded cache (the judge's verdicts, the math verifier's)
 - ``retry.py``: the one retry policy (tenacity) of the client and the judge
+- ``trainer_names.py``: a warning when two rewards of one TRL trainer share a name (and so a metric)
 - ``concurrency.py``: a concurrency limit shared across threads and event loops
 
 The rewards and what they read

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from rewardkit.chat import completion_text
+from rewardkit.trainer_names import note_trainer_name
 
 __all__ = [
     "BackendUnavailable",
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("rewardkit")
+
+
 
 MAX_ALIAS = 64
 ALIAS_RE = re.compile(rf"^[A-Za-z][A-Za-z0-9_.\-]{{0,{MAX_ALIAS - 1}}}$")
@@ -344,6 +347,7 @@ class Reward(abc.ABC):
 
     def __call__(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
         """Score a batch: one value per completion (``None``: not applicable)."""
+        note_trainer_name(columns, self.__name__, self)
         return self.score_detailed(completions, **columns).values
 
     def score_detailed(

@@ -32,6 +32,7 @@ from typing import Any, TypeVar, cast
 
 from rewardkit.core import Completion, Reward, RewardError, Verdict, missing_column
 from rewardkit.spec import CallerParam, UnknownRewardError
+from rewardkit.trainer_names import note_trainer_name
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -335,6 +336,8 @@ def named(key: str) -> Callable[[T], T]:
 
         @functools.wraps(cast(Callable[..., Any], func))
         def checked(*args: Any, **kwargs: Any) -> Any:
+            note_trainer_name(kwargs, key, checked)
+            kwargs.pop("trainer_state", None)  # noted here, not again by a reward the function calls
             for index, name in columns:
                 if index >= len(args) and name not in kwargs:
                     completions = args[0] if args else kwargs.get("completions", ())

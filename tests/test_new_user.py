@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -234,3 +235,27 @@ def test_the_swift_plugin_says_once_where_it_scores(url: str | None) -> None:
     said = [line for line in proc.stderr.splitlines() if "reward functions score" in line]
     where = f"on the service at {url}" if url else "locally, in this process (REWARDKIT_URL is not set)"
     assert len(said) == 1 and said[0].endswith(where), proc.stderr[-2000:]
+
+
+def test_two_rewards_of_one_trl_trainer_under_one_name_warn_once(caplog: pytest.LogCaptureFixture) -> None:
+    """TRL's calling convention: every reward of a trainer gets ``trainer_state``; TRL logs each under its
+    ``__name__``, so ``rewardkit.math_equivalence`` and another ``math`` would share one metric."""
+    state, other_trainer = object(), object()
+    local = rewardkit.get("math")
+    batch: dict[str, Any] = {"prompts": ["p"], "completion_ids": [[1]], "solution": ["4"]}
+    with caplog.at_level("WARNING", logger="rewardkit"):
+        rewardkit.math_equivalence(["\\boxed{4}"], trainer_state=state, **batch)
+        rewardkit.math_equivalence(["\\boxed{4}"], trainer_state=state, **batch)  # the same reward: fine
+        assert not caplog.records
+        assert local(["\\boxed{4}"], trainer_state=state, **batch) == [1.0]
+        local(["\\boxed{4}"], trainer_state=state, **batch)
+        local(["\\boxed{4}"], trainer_state=other_trainer, **batch)  # another trainer: its own names
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1 and "both named 'math'" in warnings[0] and "alias=" in warnings[0]
+    with caplog.at_level("WARNING", logger="rewardkit"):
+        caplog.clear()
+        third = object()  # a third trainer: math and an aliased math log apart
+        aliased = rewardkit.get("math", alias="math_local")
+        rewardkit.math_equivalence(["\\boxed{4}"], trainer_state=third, **batch)
+        aliased(["\\boxed{4}"], trainer_state=third, **batch)
+    assert not caplog.records
