@@ -44,7 +44,8 @@ def serve_command(
         import uvicorn
     except ImportError:
         err.print(
-            "[red]error:[/red] " + escape("the service needs its extra: pip install 'rewardkit[service]'")
+            "[red]error:[/red] "
+            + escape("the service needs its extra: pip install '/path/to/rewardkit[service]'")
         )
         raise typer.Exit(2) from None
     if ray:
@@ -55,7 +56,9 @@ def serve_command(
         try:
             module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
         except ImportError:
-            err.print("[red]error:[/red] " + escape("--ray needs Ray Serve: pip install 'rewardkit[ray]'"))
+            err.print(
+                "[red]error:[/red] " + escape("--ray needs Ray Serve: pip install '/path/to/rewardkit[ray]'")
+            )
             raise typer.Exit(2) from None
         options = module.RayOptions(
             replicas=replicas,

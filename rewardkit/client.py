@@ -39,7 +39,7 @@ from rewardkit.spec import MAX_FUNCS, PolicyError, RewardSpec, check, read_if_fi
 try:
     import httpx
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the rewardkit client needs httpx: pip install 'rewardkit[service]'") from exc
+    raise ImportError("the rewardkit client needs httpx: pip install '/path/to/rewardkit[service]'") from exc
 
 __all__ = [
     "AsyncRewardClient",

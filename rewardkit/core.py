@@ -56,7 +56,6 @@ __all__ = [
 logger = logging.getLogger("rewardkit")
 
 
-
 MAX_ALIAS = 64
 ALIAS_RE = re.compile(rf"^[A-Za-z][A-Za-z0-9_.\-]{{0,{MAX_ALIAS - 1}}}$")
 

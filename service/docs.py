@@ -29,7 +29,7 @@ def add_docs(app: FastAPI) -> None:
     if importlib.util.find_spec(STATIC_PACKAGE) is None:
         raise ImportError(
             "the service's /docs pages need the fastapi-offline package (Swagger UI and ReDoc files): "
-            "pip install 'rewardkit[service]'"
+            "pip install '/path/to/rewardkit[service]'"
         )
     app.mount(STATIC_URL, StaticFiles(packages=[(STATIC_PACKAGE, "static")]), name="docs-static")
     openapi_url = app.openapi_url or "/openapi.json"

@@ -46,7 +46,7 @@ def test_serve_ray_without_ray_names_the_extra_with_its_brackets(monkeypatch: py
     monkeypatch.setenv("RAY_ADDRESS", "ray://nowhere:10001")  # no Ray of our own is set up
     monkeypatch.setattr(cli_serve, "service_app", lambda: "rewardkit_absent_package.app:create_app")
     code, _, err = _invoke("serve", "--ray")
-    assert code == 2 and "pip install 'rewardkit[ray]'" in err
+    assert code == 2 and "pip install '/path/to/rewardkit[ray]'" in err
 
 
 def test_check_prints_what_was_compared_with_its_brackets(tmp_path: Path) -> None:

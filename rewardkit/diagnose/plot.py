@@ -26,7 +26,7 @@ def plot(report: Report, path: str | Path) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise DiagnoseError("plotting needs matplotlib: pip install 'rewardkit[plot]'") from None
+        raise DiagnoseError("plotting needs matplotlib: pip install '/path/to/rewardkit[plot]'") from None
     if not report.steps:
         raise DiagnoseError(f"{report.source}: no logged steps to plot (a scored JSONL has none)")
     m, steps = report.metrics, report.steps

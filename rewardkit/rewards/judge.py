@@ -162,7 +162,9 @@ class LLMJudge(Reward):
 
     def __post_init__(self) -> None:
         if importlib.util.find_spec("openai") is None or importlib.util.find_spec("PIL") is None:
-            raise ImportError("the llm_judge reward needs openai and pillow: pip install 'rewardkit[judge]'")
+            raise ImportError(
+                "the llm_judge reward needs openai and pillow: pip install '/path/to/rewardkit[judge]'"
+            )
         injected = getattr(self.client, "base_url", None)
         base_url = _setting(self.base_url, "REWARDKIT_JUDGE_BASE_URL") or (
             str(injected) if injected else None

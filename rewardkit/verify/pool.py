@@ -45,7 +45,9 @@ def require_math() -> None:
     """Raise an ImportError that names the extra when Math-Verify or pebble is missing."""
     missing = [m for m in ("math_verify", "pebble") if importlib.util.find_spec(m) is None]
     if missing:
-        raise ImportError(f"the math reward needs {' and '.join(missing)}: pip install 'rewardkit[math]'")
+        raise ImportError(
+            f"the math reward needs {' and '.join(missing)}: pip install '/path/to/rewardkit[math]'"
+        )
 
 
 def default_workers() -> int:
