@@ -31,6 +31,7 @@ __all__ = [
     "MAX_WEIGHT",
     "BatchResult",
     "FuncSpec",
+    "GoldCheck",
     "RewardSpec",
     "ascore_batch",
     "resolve",

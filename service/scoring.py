@@ -15,8 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rewardkit import registry
 from rewardkit.core import Completion, Reward
-from rewardkit.engine import BatchResult, RewardSpec, ascore_batch
-from rewardkit.golds import GoldCheck
+from rewardkit.engine import BatchResult, GoldCheck, RewardSpec, ascore_batch
 from rewardkit.policy import RemotePolicy
 
 from .metrics import Metrics

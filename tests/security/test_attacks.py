@@ -515,7 +515,7 @@ def test_a_custom_templates_columns_are_published_and_sent(server: Server, judge
         json={"name": "llm_judge", "params": {"template": template}},
         headers=AUTH,
     ).json()
-    assert found["columns"] == ["rubric"] and "prompts" in found["optional_columns"]
+    assert found["columns"] == ["rubric"] and "prompts" not in found["optional_columns"]  # its placeholders
     reward = remote_reward("llm_judge", server.url, TOKEN, template=template, alias="rubric_judge")
     try:
         assert reward.__name__ == "rubric_judge"
