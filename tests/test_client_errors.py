@@ -4,7 +4,6 @@ that is not running, a keyword of an older release; the judge's errors carry no 
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 import time
@@ -19,6 +18,7 @@ import rewardkit
 from rewardkit.client import AsyncRewardClient, RemoteReward, RewardClient, RewardServiceError, remote_reward
 from rewardkit.rewards.judge import JudgeConfigError, JudgeUnavailableError
 from tests.support.fake_judge import FakeJudge
+from tests.support.helpers import send_json
 
 REWARDS = {"rewards": [{"name": "format", "columns": [], "optional_columns": [], "params": {}}]}
 OK = {"rewards": [1.0], "scores": {"format": [1.0]}, "errors": {}, "timing_ms": {"format": 0.1}}
@@ -72,12 +72,7 @@ class _Service(BaseHTTPRequestHandler):
         self._answer(OK)
 
     def _answer(self, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, body)
 
     def log_message(self, *args: object) -> None:
         pass

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from rewardkit.client import RewardClient, RewardServiceError
+from tests.support.helpers import send_json
 
 OK = {"rewards": [1.0], "scores": {"format": [1.0]}, "errors": {}, "timing_ms": {"format": 0.1}}
 REWARDS = {"rewards": [{"name": "format", "columns": [], "optional_columns": [], "params": {}}]}
@@ -36,12 +37,7 @@ class Flaky(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802 - /rewards, which the client reads once before scoring
-        body = json.dumps(REWARDS).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, REWARDS)
 
     def log_message(self, *args: object) -> None:
         pass

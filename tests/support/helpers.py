@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -14,6 +16,16 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-token-never-echoed"
 JSON = {"content-type": "application/json"}
+
+
+def send_json(handler: BaseHTTPRequestHandler, body: object, status: int = 200) -> None:
+    """Answer an ``http.server`` request with ``body`` as JSON (the small loopback services of the tests)."""
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 def judge_env(judge_url: str, model: str, key: str, **extra: str) -> dict[str, str]:
