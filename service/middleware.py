@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import socket
 import time
-from urllib.parse import unquote_plus
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rewardkit.redact import redact_secrets
 
 from .metrics import Metrics
 from .settings import Settings
@@ -23,29 +23,15 @@ class _BodyTooLarge(Exception):
     pass
 
 
-_QUERY_PARAM = re.compile(r"([?&])([^=&\s\"]*)=([^&\s\"]*)")
-_SECRET_NAMES = {"token", "api_key", "access_token"}
-
-
-def _redact(text: str) -> str:
-    """Query parameters named like a secret (``token``, ``%74oken``, ``TOKEN``...) get the value ``***``."""
-
-    def one(match: re.Match[str]) -> str:
-        name = unquote_plus(match.group(2)).strip().lower()
-        return f"{match.group(1)}{match.group(2)}=***" if name in _SECRET_NAMES else match.group(0)
-
-    return _QUERY_PARAM.sub(one, text)
-
-
 class RedactQuerySecrets(logging.Filter):
     """Uvicorn's access log prints each path with its query string: a ``token=...`` there (OpenRLHF sends
     the token in the URL) is replaced by ``***`` before the line is written anywhere."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(_redact(arg) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(redact_secrets(arg) if isinstance(arg, str) else arg for arg in record.args)
         elif isinstance(record.msg, str):
-            record.msg = _redact(record.msg)
+            record.msg = redact_secrets(record.msg)
         return True
 
 

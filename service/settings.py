@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,8 +10,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from rewardkit.policy import RemotePolicy, load_params_table
-
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s\"]+@")
+from rewardkit.redact import redact_secrets
 
 
 class Settings(BaseSettings):
@@ -81,6 +79,6 @@ class Settings(BaseSettings):
         """The effective settings for the start-up log: the token is never shown."""
         shown = self.model_dump(mode="json")
         shown["api_token"] = "(set)" if self.api_token is not None else None
-        # a URL's user:password (a judge base_url, say) is a secret too
-        redacted: dict[str, Any] = json.loads(_USERINFO.sub(r"\1***@", json.dumps(shown)))
+        # a URL's user:password or ?api-key= (a judge base_url, say) is a secret too
+        redacted: dict[str, Any] = json.loads(redact_secrets(json.dumps(shown)))
         return redacted
