@@ -43,6 +43,7 @@ __all__ = [
     "Scored",
     "Verdict",
     "binary_values",
+    "MAX_REWARD_VALUE",
     "check_deadline",
     "completion_text",
     "deadline",
@@ -50,6 +51,7 @@ __all__ = [
     "missing_column",
     "number_error",
     "remaining_s",
+    "reward_value",
     "revalue",
 ]
 
@@ -142,12 +144,28 @@ def number_error(owner: str, name: str, rule: str, value: object) -> ValueError:
     return ValueError(f"{owner}: {name} must be {rule}, got {value!r}")
 
 
+#: The largest magnitude a reward's value parameters (``correct``, ``wrong``, a penalty...) may have. With
+#: weights bounded by ``spec.MAX_WEIGHT`` and at most 256 rewards a spec, a weighted sum cannot overflow.
+MAX_REWARD_VALUE = 1e6
+
+
+def reward_value(owner: str, name: str, value: object) -> None:
+    """Check a value parameter: a finite number within ``+-MAX_REWARD_VALUE``; ``ValueError`` otherwise.
+
+    >>> reward_value("countdown", "correct", 1e308)
+    Traceback (most recent call last):
+    ...
+    ValueError: countdown: correct must be a finite number within +-1e+06, got 1e+308
+    """
+    if not finite_number(value) or abs(value) > MAX_REWARD_VALUE:  # type: ignore[arg-type]
+        raise number_error(owner, name, f"a finite number within +-{MAX_REWARD_VALUE:g}", value)
+
+
 def binary_values(owner: str, correct: object, wrong: object) -> None:
-    """Check a binary reward's ``correct`` and ``wrong`` values (finite numbers; DAPO-style scoring uses
-    ``correct=1, wrong=-1``); ``ValueError`` otherwise."""
+    """Check a binary reward's ``correct`` and ``wrong`` values (finite numbers within ``+-MAX_REWARD_VALUE``;
+    DAPO-style scoring uses ``correct=1, wrong=-1``); ``ValueError`` otherwise."""
     for name, value in (("correct", correct), ("wrong", wrong)):
-        if not finite_number(value):
-            raise number_error(owner, name, "a finite number", value)
+        reward_value(owner, name, value)
 
 
 def revalue(verdicts: Sequence[Any], correct: float, wrong: float) -> list[Any]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from rewardkit import registry
 from rewardkit.core import Reward, RewardError, finite_number
+from rewardkit.redact import clip
 from rewardkit.spec import (
     MAX_SPEC_DEPTH,
     MAX_SPEC_MAP,
@@ -181,7 +182,8 @@ class RemotePolicy:
                     try:
                         validate(value)
                     except ValueError as exc:
-                        raise PolicyError(f"reward {name!r}: parameter {param!r}: {exc}") from None
+                        message = clip(str(exc))
+                        raise PolicyError(f"reward {name!r}: parameter {param!r}: {message}") from None
         merged = {**info.remote_defaults, **self.server_params.get(name, {}), **params}
         for param, declared in info.caller_params.items():
             value = merged.get(param, info.params.get(param))
@@ -201,7 +203,7 @@ class RemotePolicy:
             try:
                 reward.configure(columns=spec.columns)
             except ValueError as exc:
-                raise PolicyError(f"reward {spec.name!r}: {exc}") from None
+                raise PolicyError(f"reward {spec.name!r}: {clip(str(exc))}") from None
         return reward
 
     def describe(self, name: str) -> dict[str, dict[str, Any]]:

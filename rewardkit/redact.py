@@ -22,7 +22,7 @@ import re
 import reprlib
 from urllib.parse import unquote_plus
 
-__all__ = ["SECRET_NAMES", "SHOWN_CHARS", "redact_secrets", "shown"]
+__all__ = ["SECRET_NAMES", "SHOWN_CHARS", "clip", "redact_secrets", "shown"]
 
 #: Query-parameter names whose values are secrets (compared lower-cased, ``-`` read as ``_``).
 SECRET_NAMES = frozenset(
@@ -90,6 +90,15 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
         return f"{value[:limit]!r}... ({len(value)} characters in all)"
     text = _REPR.repr(value)
     return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def clip(text: str, limit: int = 2 * SHOWN_CHARS) -> str:
+    """A message (an exception's text, which may quote a caller's value) cut to ``limit`` characters.
+
+    >>> clip("bad value " + "x" * 500)[-30:]
+    'xxx... (510 characters in all)'
+    """
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters in all)"
 
 
 _REPR = reprlib.Repr()

@@ -31,6 +31,7 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar, cast
 
 from rewardkit.core import Completion, Reward, RewardError, Verdict, missing_column
+from rewardkit.redact import clip, shown
 from rewardkit.spec import CallerParam, UnknownRewardError
 from rewardkit.trainer_names import note_trainer_name
 
@@ -394,7 +395,7 @@ def reload_entry_points() -> None:
 
 def _unknown_message(name: str) -> str:
     known = ", ".join(sorted(_registry)) or "none"
-    return f"unknown reward {name!r}; registered rewards: {known}"
+    return f"unknown reward {shown(name)}; registered rewards: {known}"
 
 
 def _entry(name: str) -> _Entry:
@@ -442,7 +443,8 @@ def get(
     unknown = sorted(set(params) - set(entry.info.params))
     if unknown:
         allowed = ", ".join(sorted(entry.info.params)) or "none"
-        raise RewardError(f"reward {name!r} has no parameter(s) {', '.join(unknown)}; parameters: {allowed}")
+        listed = shown(", ".join(unknown))
+        raise RewardError(f"reward {shown(name)} has no parameter(s) {listed}; parameters: {allowed}")
     try:
         reward = entry.factory(**params)
         if alias is not None or columns is not None:
@@ -453,9 +455,9 @@ def get(
     except ValueError as exc:  # the reward's own validation; one exception type for every adapter
         raise RewardError(str(exc)) from exc
     except OverflowError:  # a number too large for a float (JSON allows any integer)
-        raise RewardError(f"reward {name!r}: a parameter is a number too large to use") from None
+        raise RewardError(f"reward {shown(name)}: a parameter is a number too large to use") from None
     except TypeError as exc:
-        raise RewardError(f"reward {name!r}: bad parameters: {exc}") from None
+        raise RewardError(f"reward {shown(name)}: bad parameters: {clip(str(exc))}") from None
 
 
 def list_rewards() -> list[RewardInfo]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.core import Reward, RewardError, finite_number
+from rewardkit.redact import shown
 
 __all__ = [
     "MAX_FUNCS",
@@ -110,7 +111,8 @@ class RewardSpec:
         w = self.weight
         if not finite_number(w) or abs(w) > MAX_WEIGHT:
             raise RewardError(
-                f"reward {self.name!r}: weight must be a finite number within +-{MAX_WEIGHT:g}, got {w!r}"
+                f"reward {shown(self.name)}: weight must be a finite number within +-{MAX_WEIGHT:g}, "
+                f"got {shown(w)}"
             )
 
     @classmethod
@@ -136,7 +138,9 @@ class RewardSpec:
                 )
             params = value.get("params") or {}
             if not isinstance(params, Mapping):
-                raise RewardError(f"reward {value['name']!r}: params must be an object, got {params!r:.100}")
+                raise RewardError(
+                    f"reward {shown(value['name'])}: params must be an object, got {shown(params)}"
+                )
             return cls(
                 value["name"],
                 dict(params),
@@ -145,7 +149,7 @@ class RewardSpec:
                 value.get("columns"),
             )
         raise RewardError(
-            f"a reward spec is a name or {{'name': ..., 'params': {{...}}}}, got {value!r:.100}"
+            f"a reward spec is a name or {{'name': ..., 'params': {{...}}}}, got {shown(value)}"
         )
 
     @classmethod
@@ -164,7 +168,7 @@ class RewardSpec:
                 )
             if isinstance(params, Mapping):
                 return cls(value["name"], dict(params), columns=value.get("columns"))
-        raise PolicyError(f"{owner}: {_NESTED_SHAPE}, got {value!r:.100}")
+        raise PolicyError(f"{owner}: {_NESTED_SHAPE}, got {shown(value)}")
 
     def replace(self, **changes: Any) -> RewardSpec:
         """A copy with ``changes``."""
@@ -191,7 +195,9 @@ def _parse_text(text: str) -> RewardSpec:
         for item in _split_top_level(rest, ","):
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
-                raise RewardError(f"bad --func {text!r}: expected NAME:key=value,... (got {item!r})")
+                raise RewardError(
+                    f"bad --func {shown(text)}: expected NAME:key=value,... (got {shown(item)})"
+                )
             params[key.strip()] = _param_value(value.strip())
     return RewardSpec(name.strip(), params)
 
@@ -285,7 +291,7 @@ class _Check:
             if policy is None:
                 allowed = ", ".join(sorted(table)) or "none"
                 raise PolicyError(
-                    f"reward {name!r}{self.on} has no parameter {param!r}; parameters: {allowed}"
+                    f"reward {shown(name)}{self.on} has no parameter {shown(param)}; parameters: {allowed}"
                 )
             checked[param] = self._value(name, param, value, policy, depth)
         return checked
@@ -296,41 +302,40 @@ class _Check:
         except KeyError:
             known = ", ".join(sorted(self.table)) or "none"
             if self.server is None:
-                raise UnknownRewardError(f"unknown reward {name!r}; registered rewards: {known}") from None
+                raise UnknownRewardError(
+                    f"unknown reward {shown(name)}; registered rewards: {known}"
+                ) from None
             raise UnknownRewardError(
-                f"the service at {self.server} has no reward {name!r}; it has {known}"
+                f"the service at {self.server} has no reward {shown(name)}; it has {known}"
             ) from None
 
     def _value(self, name: str, param: str, value: Any, policy: Any, depth: int) -> Any:
         if not isinstance(policy, Mapping) or "settable" not in policy:
             return value  # a server that publishes no policy: it judges for itself
+        at = f"reward {shown(name)}: parameter {shown(param)}"
         if not policy["settable"]:
             raise PolicyError(
-                f"reward {name!r}: parameter {param!r} is a server setting{self.on}; a caller cannot set it "
+                f"{at} is a server setting{self.on}; a caller cannot set it "
                 "(the operator sets it in REWARDKIT_PARAMS or REWARDKIT_CONFIG): drop it"
             )
         cap = policy.get("cap")
         if cap is not None and _over(value, cap):
             where = "this server's cap" if self.server is None else "the cap"
-            raise PolicyError(
-                f"reward {name!r}: parameter {param!r} is {value!r}, over {where} of {cap:g}{self.on}"
-            )
+            raise PolicyError(f"{at} is {shown(value)}, over {where} of {cap:g}{self.on}")
         if policy.get("inline_file") and self.inline is not None:
             value = self.inline(value)
         if policy.get("reward_spec"):
-            return self._nested(value, f"reward {name!r}: parameter {param!r}", depth)
+            return self._nested(value, f"reward {shown(name)}: parameter {shown(param)}", depth)
         if policy.get("reward_spec_map"):
             if not isinstance(value, Mapping):
                 raise PolicyError(
-                    f"reward {name!r}: parameter {param!r} is a map of rewards, "
+                    f"reward {shown(name)}: parameter {shown(param)} is a map of rewards, "
                     "an object of {key: reward name or spec}"
                 )
             if len(value) > MAX_SPEC_MAP:
-                raise PolicyError(
-                    f"reward {name!r}: parameter {param!r} holds {len(value)} rewards; at most {MAX_SPEC_MAP}"
-                )
+                raise PolicyError(f"{at} holds {len(value)} rewards; at most {MAX_SPEC_MAP}")
             return {
-                key: self._nested(spec, f"reward {name!r}: route {key!r}", depth)
+                key: self._nested(spec, f"reward {shown(name)}: route {shown(key)}", depth)
                 for key, spec in value.items()
             }
         return value

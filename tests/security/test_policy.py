@@ -240,6 +240,7 @@ ALLOWED_IMPORTS = {
     "rewardkit.engine",
     "rewardkit.registry",
     "rewardkit.policy",
+    "rewardkit.redact",  # masking secrets and cutting echoed values in answers and logs
 }
 
 
