@@ -21,7 +21,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.core import Completion, Reward, RewardError, Scored, check_deadline, deadline
+from rewardkit.core import (
+    MAX_REWARD_VALUE,
+    Completion,
+    Reward,
+    RewardError,
+    Scored,
+    check_deadline,
+    deadline,
+)
 from rewardkit.golds import GoldCheck
 from rewardkit.registry import get
 from rewardkit.spec import MAX_FUNCS, MAX_WEIGHT, RewardSpec
@@ -30,10 +38,12 @@ __all__ = [
     "MAX_FUNCS",
     "MAX_WEIGHT",
     "BatchResult",
+    "BudgetExceeded",
     "FuncSpec",
     "GoldCheck",
     "RewardSpec",
     "ascore_batch",
+    "check_budget",
     "resolve",
     "result_keys",
     "score_batch",
@@ -117,6 +127,7 @@ def score_batch(
     build: Builder = _get,
     deadline_s: float | None = None,
     golds: GoldCheck | None = None,
+    max_chars: int | None = None,
 ) -> BatchResult:
     """Score ``completions`` with every reward in ``funcs`` and sum them with their weights.
 
@@ -126,13 +137,18 @@ def score_batch(
             and the rewards' slow parts (math workers, judge calls) are cancelled.
         golds: the check for a batch in which no item has its gold (by default this batch on its own;
             per-sample callers keep one across calls, :mod:`rewardkit.golds`).
+        max_chars: the most characters the rewards may read in all: the batch's text (completions and
+            string columns) times the number of rewards (the service's ``REWARDKIT_MAX_REQUEST_CHARS``).
 
     Raises:
         UnknownRewardError, RewardError: a bad func name, parameter or weight.
         ColumnError: a missing or misaligned column (naming the reward, the column and both lengths);
             :class:`~rewardkit.golds.MissingGoldError` when a reward found no item's gold.
+        BudgetExceeded: the rewards would read more than ``max_chars`` characters; a weighted sum that
+            overflows (a custom reward's huge value) is a :class:`RewardError`.
     """
     resolved = resolve(funcs, build)
+    check_budget(len(resolved), completions, columns, max_chars)
     with deadline(deadline_s):
         scored = _score_each([(key, reward) for key, reward, _ in resolved], completions, columns)
     return _combine(resolved, scored, len(completions), golds or GoldCheck())
@@ -147,10 +163,12 @@ async def ascore_batch(
     deadline_s: float | None = None,
     offload: Callable[..., Awaitable[Any]] = asyncio.to_thread,
     golds: GoldCheck | None = None,
+    max_chars: int | None = None,
 ) -> BatchResult:
     """:func:`score_batch` on an event loop: rewards with an async face (the judge) run on the loop and hold
     no thread while they wait; consecutive others run together through ``offload`` (a thread pool)."""
     resolved = resolve(funcs, build)
+    check_budget(len(resolved), completions, columns, max_chars)
     scored: dict[str, tuple[Scored, float]] = {}
     waiting: list[tuple[str, Reward]] = []  # sync rewards not yet run: they go to one thread together
 
@@ -171,6 +189,55 @@ async def ascore_batch(
             check_deadline(key)
         await run_waiting()
     return _combine(resolved, scored, len(completions), golds or GoldCheck())
+
+
+class BudgetExceeded(RewardError):
+    """A request would have its rewards read more characters than the budget allows."""
+
+
+def check_budget(
+    rewards: int, completions: Sequence[Completion], columns: Mapping[str, Any], max_chars: int | None
+) -> None:
+    """:class:`BudgetExceeded` when ``rewards`` rewards reading the batch's text exceed ``max_chars``.
+
+    The text is every string in the completions (chat contents included) and in the columns, counted to a
+    depth of three containers (a row's list of options, a chat's messages). Counting is linear in the
+    input and stops as soon as the budget is spent.
+
+    >>> check_budget(2, ["x" * 60], {"solution": ["y" * 40]}, 199)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rewardkit.engine.BudgetExceeded: 2 rewards over 100+ characters of text need a budget of 200+ ...
+    """
+    if max_chars is None:
+        return
+    per_reward = max_chars // max(rewards, 1)
+    chars = _chars(completions, 3, per_reward + 1)
+    for column in columns.values():
+        if chars > per_reward:
+            break
+        chars += _chars(column, 3, per_reward + 1 - chars)
+    if chars > per_reward:
+        raise BudgetExceeded(
+            f"{rewards} rewards over {chars}+ characters of text need a budget of {rewards * chars}+ "
+            f"characters read; this server allows {max_chars} (REWARDKIT_MAX_REQUEST_CHARS): send fewer or "
+            "shorter completions, or fewer rewards"
+        )
+
+
+def _chars(value: Any, depth: int, limit: int) -> int:
+    """Characters of the strings in ``value`` (to ``depth`` containers), counted up to ``limit``."""
+    if isinstance(value, str):
+        return len(value)
+    if depth == 0 or not isinstance(value, Sequence | Mapping) or isinstance(value, bytes):
+        return 0
+    items = value.values() if isinstance(value, Mapping) else value
+    total = 0
+    for item in items:
+        total += _chars(item, depth - 1, limit - total)
+        if total >= limit:
+            break
+    return total
 
 
 def _score_each(
@@ -202,6 +269,11 @@ def _combine(
         present = [(scores[key][i], weight) for key, _, weight in resolved]
         weighted = [value * weight for value, weight in present if value is not None]
         total = sum(weighted) if weighted else None
-        rewards.append(total if total is None or math.isfinite(total) else None)
+        if total is not None and not math.isfinite(total):  # only a custom reward's value can do this
+            raise RewardError(
+                f"item {i}: the weighted sum of {', '.join(keys)} is not a finite number; keep reward "
+                f"values and weights within +-{MAX_REWARD_VALUE:g}"
+            )
+        rewards.append(total)
     names = {key: reward.reward_name for key, reward, _ in resolved}
     return BatchResult(rewards, scores, errors, timing, names)

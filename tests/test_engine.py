@@ -104,3 +104,31 @@ def test_a_deadline_stops_the_batch_after_the_reward_that_overran(scratch_regist
     with pytest.raises(DeadlineExceeded, match="slow_test"):
         score_batch(["slow_test", "slow_test"], ["x"], {}, deadline_s=0.1)
     assert calls == ["slow"] and time.monotonic() - start < 0.6  # the second never started
+
+
+def test_a_weighted_sum_that_overflows_is_an_error_not_a_silent_none() -> None:
+    """A custom reward's huge value times a weight used to come back as ``None`` with no reason (issue 21)."""
+    from rewardkit.core import Reward, RewardError, Verdict
+
+    class Huge(Reward):
+        name = "huge"
+
+        def _score(self, completions: Any, columns: Any, raise_on_error: bool) -> list[Verdict]:
+            return [Verdict(1e308) for _ in completions]
+
+    with pytest.raises(RewardError, match="item 0: the weighted sum of huge, huge#2 is not a finite number"):
+        score_batch([Huge(), Huge()], ["a"], {})
+
+
+def test_the_character_budget_counts_every_reward_over_the_text() -> None:
+    from rewardkit.engine import BudgetExceeded
+
+    completions = ["<answer>1</answer>" + "x" * 982] * 10  # 10,000 characters
+    columns = {"solution": ["1"] * 10}
+    result = score_batch(["format"], completions, columns, max_chars=10_010)
+    assert len(result.rewards) == 10
+    with pytest.raises(BudgetExceeded, match="REWARDKIT_MAX_REQUEST_CHARS"):
+        score_batch(["format", "math"], completions, columns, max_chars=10_010)
+    chat = [[{"role": "assistant", "content": "y" * 6_000}]] * 2  # chat contents count too
+    with pytest.raises(BudgetExceeded):
+        score_batch(["format"], chat, {}, max_chars=11_000)
