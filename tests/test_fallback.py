@@ -56,7 +56,7 @@ def test_undecided_items_go_to_the_judge_and_say_so(fake_judge: FakeJudge) -> No
     ]
     scored = reward.score_detailed(
         completions,
-        solution=["4", "4", "4", "\\text{decrease}", "...", "4"],
+        solution=["4", "4", "4", "\\text{decrease}", "}{", "4"],
         question=[
             YES,
             YES,

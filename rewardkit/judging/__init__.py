@@ -8,8 +8,8 @@
   and the request deadline;
 - :mod:`~rewardkit.judging.verdict`: the score of a reply: the JSON field where the endpoint honours
   ``response_format``, else the judge's own ``[[N]]`` outside any quoted fence;
-- :mod:`~rewardkit.judging.calls`: one call, with retries, the reply read within ``max_reply_bytes``, and what
-  counts as the judge being unavailable;
+- :mod:`~rewardkit.judging.calls`: one call, with retries, the reply read within ``max_reply_bytes`` (an
+  error's body within ``ERROR_BODY_BYTES``), and what counts as the judge being unavailable;
 - :mod:`~rewardkit.judging.images`: images as ``data:`` URLs, bounded in pixels and encoded bytes;
 - :mod:`~rewardkit.judging.cache`: the verdict cache, bounded in entries and bytes.
 

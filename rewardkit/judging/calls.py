@@ -2,8 +2,12 @@
 retried on transient failures, and every failure turned into a reason, or into one actionable error.
 
 Configuration errors (401/403/404) stop the batch with :class:`JudgeConfigError`, whose message names the
-URL (without a password), the model and the variable the key came from, never the key. Whether a batch's
-failures mean the endpoint is down is :func:`down`; :func:`unavailable_message` says so.
+URL (its secrets masked: a ``user:password@``, an ``?api-key=``), the model and the variable the key came
+from, never the key. Whether a batch's failures mean the endpoint is down is :func:`down`;
+:func:`unavailable_message` says so. An error reply's body is read up to ``ERROR_BODY_BYTES`` (the SDK
+would read it whole to quote its message), a successful one up to the judge's ``max_reply_bytes``. A
+base URL's query (``https://h/v1?api-key=...``) goes with every request, and the client's log lines mask
+its secrets as the messages do.
 """
 
 from __future__ import annotations
@@ -11,18 +15,22 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import re
+import logging
 import ssl
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import BackendUnavailable, RewardError
+from rewardkit.redact import redact_secrets, shown
 from rewardkit.retry import retry_after_s, retrying
 
 __all__ = [
+    "ERROR_BODY_BYTES",
     "REPLY_TOO_LARGE",
     "Caller",
     "JudgeConfigError",
@@ -35,6 +43,7 @@ __all__ = [
 ]
 
 REPLY_TOO_LARGE = "judge_reply_too_large"
+ERROR_BODY_BYTES = 64 << 10  # of a 4xx/5xx reply, what is read: its message is at the start
 UNREACHABLE = frozenset({"connection_error"})  # a timeout reached a server: it may be slow, not down
 #: what a call that reached nothing useful ends with, besides 5xx and 429 (``judge_error:<status>``) and
 #: bodies that are not a chat completion (``judge_error:<exception>``)
@@ -56,12 +65,46 @@ class _ReplyTooLarge(Exception):
 
 
 def shown_url(url: str) -> str:
-    """A base URL for messages: a ``user:password@`` in it is a secret (and errors reach callers).
+    """A base URL for messages: a ``user:password@`` and secret-named query values in it are secrets (and
+    errors reach callers): :func:`rewardkit.redact.redact_secrets`.
 
-    >>> shown_url("http://user:hunter2@judge:8000/v1")
-    'http://***@judge:8000/v1'
+    >>> shown_url("http://user:hunter2@judge:8000/v1"), shown_url("https://h/v1?api-key=s3cret")
+    ('http://***@judge:8000/v1', 'https://h/v1?api-key=***')
     """
-    return re.sub(r"(://)[^/@\s]+@", r"\1***@", url)
+    return redact_secrets(url)
+
+
+class _MaskedLog(logging.Filter):
+    """Masks URL secrets in the HTTP client's log lines (httpx logs every request's URL at INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact_secrets(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+_MASK = _MaskedLog()
+
+
+async def _cut_error_body(response: Any) -> None:
+    """A response hook: of an error reply, only the first ``ERROR_BODY_BYTES`` are kept and the rest is
+    never read (the SDK reads an error body whole before it raises, be it 1 GB); a success passes on
+    untouched (:func:`post_chat` reads it within its own limit)."""
+    if response.status_code < 400:
+        return
+    kept = bytearray()
+    try:
+        async for chunk in response.stream:
+            kept += chunk[: ERROR_BODY_BYTES - len(kept)]
+            if len(kept) >= ERROR_BODY_BYTES:
+                break
+    finally:
+        await response.stream.aclose()  # the connection is dropped, its rest unread
+    # the same httpx (httpx or httpx2) as the response: the SDK reads it as usual, message and all
+    stream_type = sys.modules[type(response).__module__.partition(".")[0]].ByteStream
+    response.stream = stream_type(bytes(kept))
 
 
 @functools.cache
@@ -73,17 +116,29 @@ def _tls() -> ssl.SSLContext:
 
 def new_client(base_url: str, api_key: str, timeout_s: float) -> Any:
     """An ``openai.AsyncOpenAI`` client for one batch, sharing the process's TLS context; the SDK does not
-    retry (:mod:`rewardkit.retry` does)."""
+    retry (:mod:`rewardkit.retry` does). Error bodies are cut at ``ERROR_BODY_BYTES``; a query in
+    ``base_url`` goes with every request (the SDK would otherwise append the path after it)."""
     import openai
 
+    for name in ("httpx", "httpx2"):  # whichever the SDK uses logs request URLs at INFO
+        logging.getLogger(name).addFilter(_MASK)  # once: a logger holds a filter once
+    parts = urlsplit(base_url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True)) or None
+    base_url = urlunsplit(parts._replace(query="", fragment=""))
+    hooks = {"response": [_cut_error_body]}
     aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)  # the SDK's aiohttp transport
     try:  # its C parser and pool take a third less CPU a call than httpx's at 64 calls in flight
-        http_client = aiohttp_client(verify=_tls()) if aiohttp_client is not None else None
+        http_client = aiohttp_client(verify=_tls(), event_hooks=hooks) if aiohttp_client is not None else None
     except RuntimeError:  # openai without its aiohttp extra
         http_client = None
-    http_client = http_client or openai.DefaultAsyncHttpxClient(verify=_tls())
+    http_client = http_client or openai.DefaultAsyncHttpxClient(verify=_tls(), event_hooks=hooks)
     return openai.AsyncOpenAI(
-        base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0, http_client=http_client
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout_s,
+        max_retries=0,
+        http_client=http_client,
+        default_query=query,
     )
 
 
@@ -166,7 +221,8 @@ class Caller:
 
     def config_message(self, status: int | None) -> str:
         return (
-            f"llm_judge: the judge at {shown_url(self.base_url)} answered {status} for model {self.model!r} "
+            f"llm_judge: the judge at {shown_url(self.base_url)} answered {status} for model "
+            f"{shown(self.model)} "
             f"with the key read from the environment variable {self.api_key_env}. Check that the key in "
             f"{self.api_key_env} is valid for this endpoint, that the base URL ends where the API starts "
             "(usually .../v1), and that the model id exists there."

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import string
 
+from rewardkit.redact import shown
+
 __all__ = [
     "DEFAULT_TEMPLATE",
     "MAX_CALLER_TEMPLATE_CHARS",
@@ -46,21 +48,23 @@ def template_fields(template: str) -> frozenset[str]:
     >>> template_fields("{completion:>20000000}")
     Traceback (most recent call last):
     ...
-    ValueError: template placeholders must be plain {name}; got {completion:>20000000}
+    ValueError: template placeholders must be plain {name}; got '{completion:>20000000}'
     >>> template_fields("{completion} {completion}")
     Traceback (most recent call last):
     ...
-    ValueError: template placeholder {completion} appears more than once; each may appear once
+    ValueError: template placeholder '{completion}' appears more than once; each may appear once
     """
     fields = set()
     for _, name, spec, conversion in string.Formatter().parse(template):
         if name is None:
             continue
         if not name.isidentifier() or spec or conversion:
-            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
-            raise ValueError(f"template placeholders must be plain {{name}}; got {{{shown}}}")
+            field = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            raise ValueError(f"template placeholders must be plain {{name}}; got {shown('{' + field + '}')}")
         if name in fields:
-            raise ValueError(f"template placeholder {{{name}}} appears more than once; each may appear once")
+            raise ValueError(
+                f"template placeholder {shown('{' + name + '}')} appears more than once; each may appear once"
+            )
         fields.add(name)
     return frozenset(fields)
 

@@ -16,7 +16,8 @@ reason; a ``verify_error:<type>`` counts as ``verify_error``):
 Decided, and never sent to the judge: every verdict with no reason, and the reasons a judge should not
 overrule: ``unclosed_think`` (reasoning that never ended: paying it would pay truncation), the guards
 (``answer_too_long``, ``huge_power``, ...: answers built to stall a verifier), ``empty_answer``,
-``several_choices`` (listing the options is no answer), ``not_a_choice``, ``missing_solution``.
+``several_choices`` (listing the options is no answer), ``not_a_choice``, ``missing_solution``,
+``invalid_gold`` (broken text or nothing but spacing: no reference to judge by).
 
 Per item, the reason says which path decided: the rule's own reason (``None`` for a normal verdict), or
 ``judged:<the rule's reason>`` (``judged:no_answer``, ``judged:text_gold``); where the judge gave no score for
@@ -56,6 +57,7 @@ from rewardkit.core import (
     Reward,
     Scored,
     binary_values,
+    check_deadline,
     completion_text,
     finite_number,
     number_error,
@@ -63,6 +65,7 @@ from rewardkit.core import (
 )
 from rewardkit.extract import gold_answer
 from rewardkit.judging.templates import check_inline_template
+from rewardkit.redact import redact_secrets, shown
 from rewardkit.registry import register
 from rewardkit.rewards._composed import inner_name, inner_reward
 from rewardkit.rewards.judge import QUESTION_COLUMNS, LLMJudge
@@ -171,7 +174,7 @@ def _check_reasons(value: object) -> None:
     ):
         raise ValueError(
             f"must be a list of at most {MAX_REASONS} reason names such as 'no_answer' (lower case and "
-            f"underscores), got {value!r:.100}"
+            f"underscores), got {shown(value)}"
         )
 
 
@@ -226,7 +229,7 @@ class MathOrJudge(Reward):
             raise number_error("math_or_judge", "threshold", "a number in (0, 1]", self.threshold)
         c = self.max_judge_chars
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise ValueError(f"math_or_judge: max_judge_chars must be a positive integer, got {c!r}")
+            raise ValueError(f"math_or_judge: max_judge_chars must be a positive integer, got {shown(c)}")
         binary_values("math_or_judge", self.correct, self.wrong)
         if self.template is not None and not isinstance(self.template, str):
             raise ValueError(f"math_or_judge: template must be a string, got {type(self.template).__name__}")
@@ -274,6 +277,9 @@ class MathOrJudge(Reward):
             "wrong": self.wrong,
         }
 
+    def __repr__(self) -> str:  # a judge's base URL in a nested spec: its secrets masked
+        return redact_secrets(super().__repr__())
+
     # -- lifecycle: the rule's and the judge's, and how many items took which path (this process)
     def ready(self, timeout_s: float) -> bool | None:
         answers = [r.ready(timeout_s) for r in (self.rule_reward, self.judge_reward)]
@@ -297,10 +303,14 @@ class MathOrJudge(Reward):
         reads (the last ``max_judge_chars`` characters) and the judge's columns for them (the gold answer as
         the reference; a placeholder question when the batch has none)."""
         n = len(completions)
-        texts = [completion_text(c) for c in completions]
-        golds = [gold_answer(s) for s in columns.get(_caller(self.rule_reward, "solution"), [None] * n)]
+        solutions = columns.get(_caller(self.rule_reward, "solution"), [None] * n)
+        texts: list[str | None] = []
+        golds: list[str | None] = []
         rows, why, shown = [], [], []
         for i, (value, reason) in enumerate(zip(ruled.values, ruled.reasons, strict=True)):
+            check_deadline("math_or_judge: choosing the items the judge decides")  # golds can be long
+            texts.append(completion_text(completions[i]))
+            golds.append(gold_answer(solutions[i]))
             undecided = undecided_reason(reason, value, golds[i], texts[i], self.undecided)
             if undecided is not None:
                 text = texts[i] or ""
@@ -373,7 +383,7 @@ class MathOrJudge(Reward):
         bound = self.bind_columns(completions, columns)
         rule = self.rule_reward
         ruled = await asyncio.to_thread(lambda: rule.score_detailed(completions, **self._rule_columns(bound)))
-        rows, why, shown, sub = self._plan(completions, bound, ruled)
+        rows, why, shown, sub = await asyncio.to_thread(self._plan, completions, bound, ruled)  # CPU work
         judged = None
         if rows:
             judge = self.judge_reward

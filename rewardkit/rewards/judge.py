@@ -71,6 +71,7 @@ from rewardkit.judging.verdict import (
     read_text,
     remember_mode,
 )
+from rewardkit.redact import redact_secrets, shown
 from rewardkit.registry import named, register
 from rewardkit.spec import CallerParam, read_if_file
 
@@ -89,6 +90,7 @@ __all__ = [
 
 _BUILTIN_FIELDS = {"question", "solution", "completion"}
 REPLY_KEPT_CHARS = 2000  # of a reply, in details and in the verdict cache
+SHOWN_NAMES = 10  # of the columns given, those an error names
 _CACHED = (None, UNPARSEABLE, QUOTED_REASON)  # what a repeat of the same request would answer again
 _limits: dict[tuple[str, int], SharedLimit] = {}  # judge calls in flight, per endpoint, across requests
 _limits_lock = threading.Lock()
@@ -194,10 +196,12 @@ class LLMJudge(Reward):
             raise ValueError("llm_judge: the template must contain {completion}")
         if self.on_unavailable not in ("raise", "none"):
             raise ValueError(
-                f"llm_judge: on_unavailable must be 'raise' or 'none', got {self.on_unavailable!r}"
+                f"llm_judge: on_unavailable must be 'raise' or 'none', got {shown(self.on_unavailable)}"
             )
         if self.verdict not in MODES:
-            raise ValueError(f"llm_judge: verdict must be one of {', '.join(MODES)}, got {self.verdict!r}")
+            raise ValueError(
+                f"llm_judge: verdict must be one of {', '.join(MODES)}, got {shown(self.verdict)}"
+            )
         share = self.unavailable_share
         if not finite_number(share) or not 0 < share <= 1:
             raise number_error("llm_judge", "unavailable_share", "a number in (0, 1]", share)
@@ -215,7 +219,7 @@ class LLMJudge(Reward):
             ("max_reply_bytes", self.max_reply_bytes, 1024),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"llm_judge: {name} must be an integer >= {low}, got {value!r}")
+                raise ValueError(f"llm_judge: {name} must be an integer >= {low}, got {shown(value)}")
         for name, number in (("timeout_s", self.timeout_s), ("temperature", self.temperature)):
             if not finite_number(number) or number < 0:
                 raise number_error("llm_judge", name, "a non-negative number", number)
@@ -243,6 +247,9 @@ class LLMJudge(Reward):
     def params(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env}
 
+    def __repr__(self) -> str:  # the base URL's secrets (user:password@, ?api-key=) masked
+        return redact_secrets(super().__repr__())
+
     # -- columns: the base class checks them; a template with {question} also needs a question (or a prompt)
     def bind_columns(
         self, completions: Sequence[Completion], columns: dict[str, Any]
@@ -250,11 +257,14 @@ class LLMJudge(Reward):
         bound = super().bind_columns(completions, columns)
         fields: frozenset[str] = object.__getattribute__(self, "_fields")
         if "question" in fields and not any(name in bound for name in QUESTION_COLUMNS):
-            given = ", ".join(sorted(columns)) or "none"
+            names = sorted(columns)
+            given = ", ".join(map(shown, names[:SHOWN_NAMES])) or "none"
+            if len(names) > SHOWN_NAMES:
+                given += f" and {len(names) - SHOWN_NAMES} more"
             rename = self._column_map or {}
-            wanted = ", ".join(repr(rename.get(c, c)) for c in QUESTION_COLUMNS)
+            wanted = ", ".join(shown(rename.get(c, c)) for c in QUESTION_COLUMNS)
             raise ColumnError(
-                f"reward {self.__name__!r}: it needs the question, from one of the columns {wanted} "
+                f"reward {shown(self.__name__)}: it needs the question, from one of the columns {wanted} "
                 f"(a list of {len(completions)} values; columns given: {given})"
             )
         return bound
@@ -307,16 +317,24 @@ class LLMJudge(Reward):
         if not batch.requests:
             return Scored(values, reasons, details)
 
+        digests = list(batch.requests)
+
         async def calls(caller: Caller) -> list[Outcome]:
             mode = await self._mode(caller)
-            work = [
-                asyncio.ensure_future(
-                    self._one(caller, request_key([digest, mode]), *batch.payloads[digest], mode)
-                )
-                for digest in batch.requests
-            ]
+            outcomes: list[Outcome] = [(None, "not_sent", None)] * len(digests)
+            pending = iter(range(len(digests)))  # shared: each request is taken by one worker
+
+            async def worker() -> None:
+                for k in pending:
+                    payload = batch.payloads[digests[k]]
+                    outcomes[k] = await self._one(caller, request_key([digests[k], mode]), *payload, mode)
+
+            # max_concurrency workers, not a task per request: 10,000 tasks take seconds of the event loop
+            # to start and as long to cancel at the deadline, while /healthz waits
+            work = [asyncio.ensure_future(worker()) for _ in range(min(self.max_concurrency, len(digests)))]
             try:
-                return list(await asyncio.gather(*work))
+                await asyncio.gather(*work)
+                return outcomes
             finally:  # a configuration error (or the deadline) stops the batch: no call goes on without it
                 for task in work:
                     task.cancel()

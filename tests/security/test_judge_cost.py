@@ -12,8 +12,6 @@ import asyncio
 import base64
 import io
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -40,6 +38,7 @@ from rewardkit.judging.images import (
 from rewardkit.rewards.route import Route
 from tests.security.conftest import JUDGE_KEY
 from tests.support.fake_judge import FakeJudge
+from tests.support.healthz import polled_healthz
 from tests.support.helpers import TOKEN, Server, judge_env
 
 DEADLINE_S = 10.0  # the server's REWARDKIT_REQUEST_TIMEOUT_S (the issue's replays used 10 s)
@@ -262,24 +261,6 @@ class Watch:
     took: list[float] = field(default_factory=list)
 
 
-#: polls /healthz every 50 ms until its stdin closes, then prints the latencies; in a process of its own, so
-#: what the test process does meanwhile (the loopback judge writing 32 MiB replies) does not delay it
-HEALTHZ_POLLER = """
-import sys, threading, time, httpx
-url, stop, latencies = sys.argv[1], threading.Event(), []
-threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
-with httpx.Client(timeout=30) as client:
-    client.get(url)
-    print("ready", flush=True)
-    while not stop.is_set():
-        start = time.monotonic()
-        client.get(url)
-        latencies.append(time.monotonic() - start)
-        stop.wait(0.05)
-print("\\n".join(map(str, latencies)))
-"""
-
-
 @contextmanager
 def watched(server: Server, name: str, idle: int) -> Iterator[Watch]:
     """Poll the server's memory and /healthz from threads while the block runs; then check the bounds."""
@@ -295,23 +276,15 @@ def watched(server: Server, name: str, idle: int) -> Iterator[Watch]:
             watch.peak_rss = max(watch.peak_rss, process.memory_info().rss)
             stop.wait(0.02)
 
-    poller = subprocess.Popen(
-        [sys.executable, "-c", HEALTHZ_POLLER, server.url + "/healthz"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert poller.stdout is not None and poller.stdout.readline().strip() == "ready"
-    thread = threading.Thread(target=memory)
-    thread.start()
-    try:
-        yield watch
-    finally:
-        time.sleep(0.2)  # a last sample after the requests
-        stop.set()
-        thread.join()
-        output, _ = poller.communicate(timeout=60)  # closing its stdin stops it
-        watch.healthz = [float(line) for line in output.split()]
+    with polled_healthz(server.url) as watch.healthz:
+        thread = threading.Thread(target=memory)
+        thread.start()
+        try:
+            yield watch
+        finally:
+            time.sleep(0.2)  # a last sample after the requests
+            stop.set()
+            thread.join()
     above = (watch.peak_rss - before) / 2**20
     print(
         f"\n{name}: peak RSS +{above:.0f} MB above idle (+{(watch.peak_rss - idle) / 2**20:.0f} MB above the "

@@ -16,8 +16,9 @@ is the one between the judge's fence (``<<<RESPONSE n>>> ... <<<END n>>>``), els
 ``[Response]`` header, else the whole prompt; ``quote_fence`` quotes the boundary lines too.
 
 It can be told to be slow, to answer a scripted series of statuses (429 with Retry-After, 500, 401, ...), to
-send garbage, to hang, to pad its replies to a size, or to refuse ``response_format`` with a 400, and it
-counts requests, the most requests in flight at once, the sizes of the images it received, and (apart, in
+send garbage, to hang, to pad its replies (or its scripted error bodies, streamed) to a size, or to refuse
+``response_format`` with a 400, and it counts requests, the most requests in flight at once, the bytes of
+error bodies it got to send, the sizes of the images it received, the paths requested, and (apart, in
 ``probes``) the judge's verdict-mode probes.
 """
 
@@ -56,6 +57,9 @@ class FakeJudge:
         self.script: list[tuple[int, dict[str, str]]] = []  # (status, headers) answered first, in order
         self.mode = "ok"  # ok | garbage | hang
         self.reply_bytes = 0  # pad each reply's text to at least this many bytes
+        self.error_bytes = 0  # a scripted error's body: this many bytes, streamed until the client hangs up
+        self.error_bytes_sent = 0  # of those, what the client took before it hung up
+        self.paths: list[str] = []  # the path (with its query) of every request, probes included
         self.reject_response_format = False  # answer 400 to a request carrying response_format
         self.probes = 0  # the judge's verdict-mode probes, not counted in requests
         self.response_formats: list[Any] = []  # the response_format of every request (None when absent)
@@ -76,6 +80,8 @@ class FakeJudge:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                with judge._lock:
+                    judge.paths.append(self.path)
                 if PROBE_TAG in json.dumps(body.get("messages")):
                     with judge._lock:
                         judge.probes += 1
@@ -117,6 +123,8 @@ class FakeJudge:
         with self._lock:
             self.delay_s, self.script, self.mode = 0.0, [], "ok"
             self.reply_bytes, self.reject_response_format = 0, False
+            self.error_bytes = self.error_bytes_sent = 0
+            self.paths = []
             self.probes, self.response_formats = 0, []
             self.requests = self.max_in_flight = 0
             self.image_sizes, self.times, self.authorizations = [], [], []
@@ -144,6 +152,9 @@ class FakeJudge:
             scripted = self.script.pop(0) if self.script and not probe else None
         if scripted is not None and scripted[0] != 200:
             status, headers = scripted
+            if self.error_bytes:
+                self._stream_error(handler, status)
+                return
             self._send(handler, status, {"error": {"message": f"scripted {status}", "type": "test"}}, headers)
             return
         if self.mode == "hang":
@@ -215,6 +226,27 @@ class FakeJudge:
         if self.style in ("quote_then_grade", "json"):
             return f"The response reads:\n{quote}\n\nMy grade: [[{grade}]]"
         return f"Reasonable. [[{grade}]]"
+
+    def _stream_error(self, handler: BaseHTTPRequestHandler, status: int) -> None:
+        """An error whose body is ``error_bytes`` long: a JSON error, then padding, written 1 MiB at a time
+        while the client reads (``error_bytes_sent`` counts what it took)."""
+        head = json.dumps({"error": {"message": f"scripted {status}", "type": "test"}}).encode()
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(self.error_bytes))
+        handler.end_headers()
+        chunk = head + b" " * ((1 << 20) - len(head))
+        left = self.error_bytes
+        try:
+            while left > 0:
+                part = chunk[: min(left, len(chunk))]
+                handler.wfile.write(part)
+                left -= len(part)
+                with self._lock:
+                    self.error_bytes_sent += len(part)
+                chunk = b" " * (1 << 20)
+        except OSError:  # the client hung up: what it read is counted
+            handler.close_connection = True
 
     def _record_image(self, url: str) -> None:
         from PIL import Image
