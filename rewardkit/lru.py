@@ -1,7 +1,9 @@
 """The one bounded cache: a thread-safe map that forgets its least recently used items.
 
 It is bounded by its number of items and, given a size function, by their total size too (bytes, say), so
-that a cache of large values (judge replies, images) stays within memory whatever the item count.
+that a cache of large values (judge replies, images) stays within memory whatever the item count. A cache
+keyed by texts a caller chose keys them by :func:`text_digest` (16 bytes, whatever the texts' length), so
+that its keys cannot grow it either.
 
 >>> cache = LRUCache(2)
 >>> cache.put("a", 1); cache.put("b", 2); cache.get("a"); cache.put("c", 3)
@@ -12,16 +14,19 @@ that a cache of large values (judge replies, images) stays within memory whateve
 >>> texts.put("x", "12345678"); texts.put("y", "1234"); texts.put("z", "too long for the whole cache")
 >>> list(texts._items), texts.total
 (['y'], 4)
+>>> len(text_digest("x" * 99_000)), text_digest("ab", "c") == text_digest("a", "bc")
+(16, False)
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["LRUCache"]
+__all__ = ["LRUCache", "text_digest"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -81,3 +86,14 @@ class LRUCache(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def text_digest(*texts: str) -> bytes:
+    """A 16-byte BLAKE2b digest of ``texts`` (each prefixed by its length, so ``("ab", "c")`` and
+    ``("a", "bc")`` differ; lone surrogates are hashed as they are): the key of a cache of texts."""
+    digest = hashlib.blake2b(digest_size=16)
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.digest()

@@ -5,11 +5,17 @@ Extract, then compare. :func:`rewardkit.extract.gold_answer` reads the gold and
 final boxes as one answer set, ``#### x`` / ``Answer: x`` / "the final answer is x"; the last number with
 ``extract="lenient"``). Comparison runs in :mod:`rewardkit.verify`: both sides normalised (degree signs,
 units, unicode roots and pi), fast exact paths, guards, then Math-Verify in killable worker processes.
+
+What an item scores when no comparison decided it: ``None`` (no verdict: trainers skip the item) for a
+gold that cannot serve as one (``missing_solution``, ``invalid_gold``: a container, bytes, broken text or
+nothing but spacing; ``gold_unparseable``, ``gold_too_long``) and for a pair lost to its worker dying twice
+(``worker_crashed``); ``wrong`` (0.0) for an answer too costly to check (``timeout``, ``memory_limit``,
+the guards' reasons), as peers score it. The request's deadline is checked at every item.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +26,7 @@ from rewardkit.core import (
     Reward,
     Verdict,
     binary_values,
+    check_deadline,
     completion_text,
     finite_number,
     revalue,
@@ -150,6 +157,10 @@ class MathEquivalence(Reward):
         pending: list[tuple[int, pool.Check]] = []
         options_column = columns.get("choices") or [None] * len(completions)
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
+            check_deadline("math")
+            if isinstance(solution, _NOT_A_GOLD):  # str() of these is a Python repr, not a reference
+                verdicts[i] = Verdict(None, "invalid_gold")
+                continue
             gold = gold_answer(solution)
             if gold is None:
                 verdicts[i] = Verdict(None, "missing_solution")
@@ -170,7 +181,12 @@ class MathEquivalence(Reward):
                 verdicts[i] = Explained(0.0, reason, {"answer": None, "gold": gold})
             elif not answer:
                 verdicts[i] = Explained(0.0, "empty_answer", {"answer": answer, "gold": gold})
-            elif self.rel_tol and (close := within_tolerance(answer, gold, self.rel_tol)) is not None:
+            elif (
+                self.rel_tol
+                and len(answer) <= self.max_answer_chars  # longer ones are refused unread, below
+                and len(gold) <= pool.MAX_GOLD_CHARS
+                and (close := within_tolerance(answer, gold, self.rel_tol)) is not None
+            ):
                 detail = {"answer": answer, "gold": gold, "compared": f"within rel_tol={self.rel_tol:g}"}
                 verdicts[i] = Explained(float(close), None, detail)
             else:
@@ -180,12 +196,17 @@ class MathEquivalence(Reward):
                 [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
             )
             for (i, check), (equal, reason) in zip(pending, results, strict=True):
+                check_deadline("math")
                 detail = {"answer": check.prediction, "gold": check.gold}
-                if reason not in ("answer_too_long", "gold_too_long"):  # refused unread: nothing compared
+                if reason not in _UNREAD:  # refused unread: nothing compared
                     detail["compared"] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
                 verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
         judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
         return revalue(judged, self.correct, self.wrong)
+
+
+_NOT_A_GOLD = (Mapping, list, tuple, set, frozenset, bytes, bytearray)
+_UNREAD = ("answer_too_long", "gold_too_long", "invalid_gold")
 
 
 @named("math")
@@ -214,7 +235,8 @@ def math_equivalence(
 
     Returns:
         1.0 when equivalent, 0.0 when not (or on no answer, a timeout, a refused answer), ``None`` when
-        the reference cannot be read.
+        the reference cannot be read or the comparison was lost (``worker_crashed``: its worker died
+        twice).
 
     >>> math_equivalence(["so the answer is \\\\boxed{\\\\dfrac{1}{2}}", "<answer>0.4</answer>"],
     ...                  solution=["$\\\\boxed{\\\\frac12}$", "\\\\boxed{\\\\frac{1}{2}}"])

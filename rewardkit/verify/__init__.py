@@ -68,18 +68,24 @@ thread but the main one (a FastAPI handler, a Ray worker) and cannot interrupt C
   gold once per worker;
 - decides what it soundly can without SymPy (:mod:`~rewardkit.verify.fastpath`): identical normalised
   strings, two plain numbers as rationals, different units; identical (answer, gold) pairs are judged once per
-  batch and kept in a 100,000-entry LRU across batches;
+  batch and kept in a 100,000-entry LRU across batches, keyed by digests and bounded in bytes (as are the
+  canonical forms and the workers' parsed golds), so long golds cannot grow the process;
 - refuses (:mod:`~rewardkit.verify.guards`), in microseconds and with a reason, answers over
   ``max_answer_chars``, nested deeper than 40, or holding numeric power towers or factorials too large to
   compute (``huge_power``, ``huge_factorial``, ...);
 - runs the rest in pebble worker processes (``workers``, default ``REWARDKIT_MATH_WORKERS`` or the CPU count)
   with a hard wall-clock limit per pair (``timeout_s``, fractions allowed; the worker is killed and replaced),
   a soft in-worker alarm just before it, and an address-space cap (``memory_mb``). While workers are stuck on
-  slow pairs, a spill pool takes over the rest of the batch. SymPy objects never leave the workers. The pools
-  live in a helper process started with ``python -m rewardkit.verify``, so the workers never import your
-  training script; it exits with your process;
+  slow pairs, a spill pool takes over the rest of the batch. A pair whose worker dies (killed, out of memory)
+  runs once more on another; dying twice it is ``worker_crashed`` and scores ``None`` (no verdict: trainers
+  skip it), where a ``timeout`` scores 0.0 (too costly to check is wrong, as peers score it). SymPy objects
+  never leave the workers. The pools live in a helper process started with ``python -m rewardkit.verify``,
+  so the workers never import your training script; it exits with your process, and ``ready()`` is true
+  once it and its pools are up;
+- keeps a request's deadline (:func:`rewardkit.core.deadline`): checked at every item in your process, and
+  in the worker host, which a restart does not give a fresh budget;
 - gives every item a reason you can read: ``score_detailed(...)`` returns ``no_answer``, ``timeout``,
-  ``huge_power``, ``gold_unparseable``, ... per item.
+  ``huge_power``, ``gold_unparseable``, ``invalid_gold``, ... per item.
 
 It works the same from the main thread, worker threads and inside an asyncio loop.
 

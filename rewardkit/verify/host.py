@@ -11,7 +11,10 @@ The host exits when its parent does (its stdin closes).
 In the host, each batch runs on the main pool, one pair per worker, so nothing ever waits behind a stuck
 worker (and nothing has to be cancelled: pebble cancels by killing). While main workers are stuck on pairs
 past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by about their
-own hard limit, while normal work keeps its warm caches on the main pool.
+own hard limit, while normal work keeps its warm caches on the main pool. Both pools start with the host, so
+no batch waits for them. A pair whose worker died under it runs once more before it is ``worker_crashed``
+(no verdict), and a batch whose host died is sent once more to a new host with what is left of the request's
+deadline, never a fresh one.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import multiprocessing
 import os
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -32,6 +36,7 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
+from rewardkit.core import DeadlineExceeded, remaining_s
 from rewardkit.verify.guards import risk
 
 __all__ = ["HostGone", "WorkerHost"]
@@ -39,6 +44,10 @@ __all__ = ["HostGone", "WorkerHost"]
 #: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
 Result = tuple[bool | None, str | None]
 Pair = tuple[str, str]  # (gold, prediction), both canonical
+
+
+STUCK_AFTER_S = 5.0  # a host that has not answered this long after the deadline is taken for stuck
+POOL_START_S = 120.0  # the longest a pool's start is waited for
 
 
 class HostGone(RuntimeError):
@@ -59,35 +68,71 @@ class WorkerHost:
         self._key = b""
 
     def _start(self) -> tuple[subprocess.Popen[bytes], str, bytes]:
-        with self._lock:
-            if self._proc is not None and self._proc.poll() is None and self._address is not None:
-                return self._proc, self._address, self._key
-            key = secrets.token_bytes(32)
-            package_root = str(Path(__file__).resolve().parents[2])
-            path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "rewardkit.verify", json.dumps(self.config)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env={**os.environ, "PYTHONPATH": path},
-            )
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(key.hex().encode() + b"\n")
-            proc.stdin.flush()  # stdin stays open: the host's lifeline
-            line = proc.stdout.readline().decode().strip()
-            if not line:
-                proc.kill()
-                raise HostGone(f"the math worker host did not start (exit code {proc.wait()})")
-            self._proc, self._address, self._key = proc, line, key
-            return proc, line, key
+        """The running host (starting one if needed), waiting for it no longer than the request's deadline
+        allows (a host still starting then is kept: the next call waits on it)."""
+        left = remaining_s()
+        if not self._lock.acquire(timeout=-1 if left is None else left):
+            raise DeadlineExceeded("math: the request deadline passed while the worker host started")
+        try:
+            proc = self._proc
+            if proc is not None and proc.poll() is None and self._address is not None:
+                return proc, self._address, self._key
+            if proc is None or proc.poll() is not None:
+                if proc is not None:
+                    _close_pipes(proc)
+                proc = self._spawn()
+            self._address = self._address_of(proc)
+            return proc, self._address, self._key
+        finally:
+            self._lock.release()
 
-    def call(self, *request: Any) -> Any:
-        """Send one request and wait for its answer; a host that died is started again once."""
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        key = secrets.token_bytes(32)
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rewardkit.verify", json.dumps(self.config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path},
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(key.hex().encode() + b"\n")
+        proc.stdin.flush()  # stdin stays open: the host's lifeline
+        self._proc, self._address, self._key = proc, None, key
+        return proc
+
+    def _address_of(self, proc: subprocess.Popen[bytes]) -> str:
+        """The address the starting host prints, read within the request's deadline."""
+        assert proc.stdout is not None
+        left = remaining_s()
+        if left is not None and not select.select([proc.stdout], [], [], left)[0]:
+            raise DeadlineExceeded("math: the request deadline passed while the worker host started")
+        line = proc.stdout.readline().decode().strip()
+        if not line:
+            self._proc = None
+            proc.kill()
+            code = proc.wait()
+            _close_pipes(proc)
+            raise HostGone(f"the math worker host did not start (exit code {code})")
+        return line
+
+    def call(self, kind: str, *args: Any) -> Any:
+        """Send one request, ``(kind, *args, seconds left before the request's deadline)``, and wait for
+        its answer. A host that died is started again once, and the second attempt gets what is left of
+        the deadline then, not the whole of it again."""
         for attempt in (1, 2):
             proc, address, key = self._start()
+            left = remaining_s()
+            if left is not None and left <= 0.0:
+                raise DeadlineExceeded("math: the request deadline passed before the worker host answered")
             try:
                 with Client(address, authkey=key) as connection:
-                    connection.send(request)
+                    connection.send((kind, *args, left))
+                    # the host answers by the deadline; one that has not a while after it is stuck
+                    if left is not None and not connection.poll(left + STUCK_AFTER_S):
+                        self._forget(proc)
+                        raise DeadlineExceeded("math: the worker host did not answer by the deadline")
                     return connection.recv()
             except (OSError, EOFError) as exc:
                 self._forget(proc)
@@ -103,9 +148,7 @@ class WorkerHost:
         if failed.poll() is None:
             failed.kill()
             failed.wait(5)
-        for pipe in (failed.stdin, failed.stdout):
-            if pipe is not None:
-                pipe.close()
+        _close_pipes(failed)
 
     def close(self) -> None:
         """Stop the host and its pools (a later call starts them again)."""
@@ -123,11 +166,19 @@ class WorkerHost:
         proc.stdout.close()
 
 
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
 # --------------------------------------------------------------------------- the host's side
 
 
 class Scheduler:
-    """Runs pairs on the pebble pools of this (host) process."""
+    """Runs pairs on the pebble pools of this (host) process. Both pools start as it is made, in the
+    background (pebble starts a pool's workers on its first task): no batch pays for their start, and
+    :meth:`ping` (the parent's ``ready()``) is true only once they are up."""
 
     def __init__(self, workers: int, memory_mb: int, overdue_slots: int) -> None:
         self.workers, self.memory_mb, self.overdue_slots = workers, memory_mb, overdue_slots
@@ -136,6 +187,18 @@ class Scheduler:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["rewardkit.verify.worker"])
         self._context = context
+        self._up = threading.Event()
+        threading.Thread(target=self._start_pools, daemon=True).start()
+
+    def _start_pools(self) -> None:
+        try:
+            self.pool("main").schedule(_worker_ping).result(timeout=POOL_START_S)
+            if self.overdue_slots:
+                self.pool("spill").schedule(_worker_ping).result(timeout=POOL_START_S)
+        except Exception:  # a pool that did not start is started again by the next batch that needs it
+            pass
+        finally:
+            self._up.set()
 
     # -- pools: "main" does the work; "spill" stands in for main workers stuck on overdue pairs
     def pool(self, kind: str = "main") -> Any:
@@ -150,13 +213,18 @@ class Scheduler:
                     initargs=(self.memory_mb,),
                     context=self._context,
                 )
-                if kind == "main" and self.overdue_slots:  # warm the spill pool before it is needed
-                    threading.Thread(target=self.pool, args=("spill",), daemon=True).start()
             return pool
 
-    def ping(self, timeout_s: float) -> bool:
+    def ping(self, timeout_s: float, deadline_s: float | None) -> bool:
+        """Both pools up and a main worker judging a real pair right, within ``timeout_s`` (and the
+        request's ``deadline_s``)."""
+        wait_s = timeout_s if deadline_s is None else min(timeout_s, deadline_s)
+        end = time.monotonic() + wait_s
+        if not self._up.wait(wait_s):
+            return False
         try:
-            return bool(self.pool().schedule(_worker_ping).result(timeout=timeout_s))
+            ready = self.pool().schedule(_worker_ready).result(timeout=max(0.0, end - time.monotonic()))
+            return bool(ready)
         except Exception:
             return False
 
@@ -171,9 +239,14 @@ class Scheduler:
         self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
     ) -> tuple[str, list[Result], dict[str, int]]:
         """``("ok", results, counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (the
-        batch's work is cancelled: pebble kills the busy workers and starts new ones)."""
-        main = self.pool("main")
+        batch's work is cancelled: pebble kills the busy workers and starts new ones). A pair whose worker
+        died (``ProcessExpired``: killed, out of memory in C code) runs once more, on the worker that
+        replaces it or another; dying twice, it is ``(None, "worker_crashed")``."""
         end = None if deadline_s is None else time.monotonic() + deadline_s
+        counters = {"timeouts": 0, "spilled": 0, "retried": 0}
+        if not self._up.wait(deadline_s):  # a host just started: its pools come up within the deadline
+            return "deadline", [], counters
+        main = self.pool("main")
         # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
         soft = max(timeout_s - 0.2, timeout_s * 0.8) if soft_timeouts else 86_400.0
         slow_after = min(0.5, timeout_s / 4)
@@ -184,7 +257,7 @@ class Scheduler:
         on_spill: dict[Future[Result], int] = {}
         started: dict[Future[Result], float] = {}
         results: dict[int, Result] = {}
-        counters = {"timeouts": 0, "spilled": 0}
+        retried: set[int] = set()
 
         def submit(pool: Any, i: int) -> Future[Result]:
             return pool.schedule(_worker_check, args=(*pairs[i], soft), timeout=timeout_s)  # type: ignore[no-any-return]
@@ -208,12 +281,24 @@ class Scheduler:
             done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
             for future in done:
                 i = on_main.pop(future) if future in on_main else on_spill.pop(future)
-                results[i] = _outcome(future, counters)
                 started.pop(future, None)
+                if i not in retried and _crashed(future):
+                    retried.add(i)
+                    counters["retried"] += 1
+                    queue.append(i)  # next out
+                    continue
+                results[i] = _outcome(future, counters)
         return "ok", [results[i] for i in range(len(pairs))], counters
 
 
+def _crashed(future: Future[Result]) -> bool:
+    """The pair's worker process died under it (pebble's ``ProcessExpired``)."""
+    return type(future.exception()).__name__ == "ProcessExpired"
+
+
 def _outcome(future: Future[Result], counters: dict[str, int]) -> Result:
+    """A pair's result: a pair too costly to check is wrong (``timeout``, ``memory_limit``: 0.0, as peers
+    score it); one whose workers died is no verdict (``None``: trainers skip it rather than learn from it)."""
     try:
         return future.result()
     except TimeoutError:
@@ -223,7 +308,7 @@ def _outcome(future: Future[Result], counters: dict[str, int]) -> Result:
         return False, "memory_limit"
     except Exception as exc:
         name = type(exc).__name__
-        return False, "worker_crashed" if name == "ProcessExpired" else f"verify_error:{name}"
+        return (None, "worker_crashed") if name == "ProcessExpired" else (False, f"verify_error:{name}")
 
 
 def _worker_init(memory_mb: int) -> None:
@@ -242,6 +327,12 @@ def _worker_ping() -> bool:
     return True
 
 
+def _worker_ready() -> bool:
+    from rewardkit.verify.worker import judges
+
+    return judges()
+
+
 def _serve_one(connection: Connection, scheduler: Scheduler) -> None:
     with connection:
         try:
@@ -253,7 +344,7 @@ def _serve_one(connection: Connection, scheduler: Scheduler) -> None:
             if kind == "run":
                 answer: Any = scheduler.run(*request[1:])
             elif kind == "ping":
-                answer = scheduler.ping(request[1])
+                answer = scheduler.ping(*request[1:])
             else:
                 answer = ("error", [], {"unknown_request": 1})
         except Exception as exc:  # a failure of this batch, not of the host: say so, keep serving

@@ -17,11 +17,22 @@ True
 
 from __future__ import annotations
 
-import functools
 import re
+import sys
 from typing import NamedTuple
 
-__all__ = ["Canonical", "canonical", "has_unparsed", "normalise", "prepared", "units_agree"]
+from rewardkit.lru import LRUCache, text_digest
+
+__all__ = [
+    "CACHE_BYTES",
+    "Canonical",
+    "canonical",
+    "clear_cache",
+    "has_unparsed",
+    "normalise",
+    "prepared",
+    "units_agree",
+]
 
 # White space goes, except between two digits: "2 3/4" (a mixed number) is not "23/4", "1 2" is not 12.
 _SPACING = re.compile(r"\\[!,;: ]|\\left\b|\\right\b|\\displaystyle\b|\\\$|\$|(?<!\d)\s++|\s++(?!\d)")
@@ -196,8 +207,30 @@ def _unwrap(text: str) -> str:
 
 
 def canonical(answer: str) -> Canonical:
-    """The canonical form of one answer. Linear in its length; short answers (golds repeat) are cached."""
-    return _canonical_cached(answer) if len(answer) <= 512 else _canonical(answer)
+    """The canonical form of one answer. Linear in its length, and cached (golds repeat, in a group and
+    across batches): keyed by the answer's digest, within ``CACHE_BYTES`` whatever the answers' length."""
+    key = text_digest(answer)
+    form = _cache.get(key)
+    if form is None:
+        form = _canonical(answer)
+        _cache.put(key, form)
+    return form
+
+
+CACHE_BYTES = 8 << 20  # the canonical forms held, together
+_ENTRY_BYTES = 300  # what an entry costs besides its texts: the digest, the tuples, the LRU's links
+
+
+def _form_bytes(form: Canonical) -> int:
+    return _ENTRY_BYTES + sys.getsizeof(form.text) + (sys.getsizeof(form.unit) if form.unit else 0)
+
+
+_cache: LRUCache[bytes, Canonical] = LRUCache(65_536, max_total=CACHE_BYTES, sizeof=_form_bytes)
+
+
+def clear_cache() -> None:
+    """Forget the cached canonical forms."""
+    _cache.clear()
 
 
 def _canonical(answer: str) -> Canonical:
@@ -232,9 +265,6 @@ def prepared(answer: str) -> str:
     if "&" in text and "\\begin" not in text:
         text = _AMPERSAND.sub(",", text)
     return text.strip().rstrip(".").strip()
-
-
-_canonical_cached = functools.lru_cache(maxsize=65_536)(_canonical)
 
 
 def _split_unit(text: str) -> Canonical:

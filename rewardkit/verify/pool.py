@@ -2,12 +2,18 @@
 
 The order of work for a batch of pairs:
 
-1. dedup: identical pairs are judged once; a bounded LRU keeps verdicts across batches;
+1. dedup: identical pairs are judged once; an LRU keeps verdicts across batches, keyed by the pairs'
+   digests (16 bytes, however long the gold) and bounded in bytes as well as in count;
 2. fast exact paths (:mod:`rewardkit.verify.fastpath`), only where sound;
-3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason;
+3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason; a
+   gold that is no text (lone surrogates, NUL bytes, nothing but spacing) is ``(None, "invalid_gold")``;
 4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
    replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
-   takes their share of the batch, so a few slow pairs cannot hold up the rest.
+   takes their share of the batch, so a few slow pairs cannot hold up the rest. A pair whose worker dies
+   runs once more, then is ``(None, "worker_crashed")``: no verdict, not a wrong answer.
+
+The request's deadline (:func:`rewardkit.core.deadline`) is checked per pair in this process and kept by
+the worker host, across a restart of the host too.
 
 One verifier per pool shape (workers, memory cap) per process: :func:`get_verifier`.
 """
@@ -22,8 +28,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rewardkit.core import DeadlineExceeded, remaining_s
-from rewardkit.lru import LRUCache
+from rewardkit.core import DeadlineExceeded, check_deadline, deadline
+from rewardkit.lru import LRUCache, text_digest
 from rewardkit.verify.fastpath import fast_verdict, plain_number
 from rewardkit.verify.guards import encodable, guard
 from rewardkit.verify.host import HostGone, Result, WorkerHost
@@ -77,6 +83,12 @@ def _clean(text: str) -> str:
 # Not verdicts on the pair: they depend on the worker, on this call's length limit or on the host's health.
 _TRANSIENT = {"timeout", "worker_crashed", "memory_limit", "answer_too_long", "gold_too_long"}
 MAX_GOLD_CHARS = 100_000  # a reference longer than this is not read (it is a document, not an answer)
+CACHE_BYTES = 32 << 20  # the verdicts held, together (100,000 take about 30 MB)
+_ENTRY_BYTES = 300  # what a verdict costs: its digest, the tuples, the LRU's links
+
+
+def _result_bytes(result: Result) -> int:
+    return _ENTRY_BYTES + len(result[1] or "")
 
 
 class MathVerifier:
@@ -94,9 +106,9 @@ class MathVerifier:
         """Args:
         workers: processes that verify concurrently.
         memory_mb: address-space cap per worker (0: none).
-        cache_size: verdicts kept across batches (LRU).
+        cache_size: verdicts kept across batches (LRU; at most ``CACHE_BYTES`` together).
         overdue_slots: processes of the spill pool, which takes over from main workers stuck on a slow
-            pair (default: 4 x ``workers``; started in the background with the main pool).
+            pair (default: 4 x ``workers``; started with the host, as the main pool is).
         soft_timeouts: interrupt Python-level work in the worker just before the hard limit, so the
             worker survives; without them every overrun is a kill and a replacement.
         """
@@ -108,7 +120,9 @@ class MathVerifier:
         self.memory_mb = memory_mb
         self.overdue_slots = 4 * workers if overdue_slots is None else overdue_slots
         self.cache_size = cache_size
-        self._cache: LRUCache[Check, Result] = LRUCache(cache_size)
+        self._cache: LRUCache[bytes, Result] = LRUCache(
+            cache_size, max_total=CACHE_BYTES, sizeof=_result_bytes
+        )
         self._lock = threading.Lock()
         self._host = WorkerHost(workers, memory_mb, self.overdue_slots)
         self.stats = {
@@ -119,14 +133,17 @@ class MathVerifier:
             "verified": 0,
             "timeouts": 0,
             "spilled": 0,
+            "retried": 0,
         }
 
     # -- the worker host (a helper process that owns the pools; see rewardkit.verify.host)
     def ready(self, timeout_s: float = 30.0) -> bool:
-        """True when a worker answers within ``timeout_s`` (starting the host and its pool if needed)."""
+        """True when, within ``timeout_s``, the worker host is up (started if needed), both its pools are
+        up and a worker has judged a real pair: the first batch after it waits for no process."""
         try:
-            return bool(self._host.call("ping", timeout_s))
-        except HostGone:
+            with deadline(timeout_s):
+                return bool(self._host.call("ping", timeout_s))
+        except (HostGone, DeadlineExceeded):
             return False
 
     def close(self) -> None:
@@ -138,7 +155,7 @@ class MathVerifier:
             self.stats[stat] += n
 
     # -- cache
-    def _remember(self, key: Check, result: Result) -> None:
+    def _remember(self, key: bytes, result: Result) -> None:
         reason = result[1]
         if reason in _TRANSIENT or (reason or "").startswith("verify_error"):
             return
@@ -148,12 +165,16 @@ class MathVerifier:
     def verify_many(
         self, checks: Sequence[Check], *, timeout_s: float, max_chars: int = 1000, guards: bool = True
     ) -> list[Result]:
-        """Judge every check; each distinct one once. Never raises for a single bad pair."""
+        """Judge every check; each distinct one once. Never raises for a single bad pair; raises
+        :class:`~rewardkit.core.DeadlineExceeded` when the request's deadline passes (checked per pair)."""
         unique = list(dict.fromkeys(checks))
+        keys: dict[Check, bytes] = {}
         results: dict[Check, Result] = {}
         todo: dict[Check, list[Check]] = {}  # canonical pair -> the pairs as written that it stands for
         for check in unique:
-            hit = self._cache.get(check)
+            check_deadline("math")
+            keys[check] = text_digest(check.gold, check.prediction)
+            hit = self._cache.get(keys[check])
             if hit is not None:
                 results[check] = hit
                 self._count("cache_hits")
@@ -169,7 +190,7 @@ class MathVerifier:
                 for check in written:
                     results[check] = judged[canonical_check]
         for check in unique:
-            self._remember(check, results[check])
+            self._remember(keys[check], results[check])
         self._count("pairs", len(checks))
         return [results[check] for check in checks]
 
@@ -181,10 +202,14 @@ class MathVerifier:
             return (False, "answer_too_long"), check
         if len(check.gold) > MAX_GOLD_CHARS:
             return (None, "gold_too_long"), check
+        if not encodable(check.gold) or "\x00" in check.gold:  # broken text: no reference to judge by
+            return (None, "invalid_gold"), check
         if not encodable(check.prediction):  # lone surrogates: a model emitted broken text, not an answer
             self._count("guarded")
             return (False, "invalid_unicode"), check
         prediction, gold = canonical(check.prediction), canonical(check.gold)
+        if not normalise(gold.text):  # nothing but spacing and dollar signs
+            return (None, "invalid_gold"), check
         if _used_as_variable(prediction, gold):
             prediction = Canonical(prepared(check.prediction))
         if _used_as_variable(gold, prediction):
@@ -205,17 +230,15 @@ class MathVerifier:
         return None, Check(gold.text, prediction.text)
 
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
-        """Judge pairs in the worker host; the request's deadline goes along and is kept there."""
+        """Judge pairs in the worker host; the request's deadline goes along and is kept there. Pairs the
+        host could not judge (it is gone, or failed the batch) are no verdict (``None``), not wrong."""
         pairs = [(_clean(check.gold), _clean(check.prediction)) for check in todo]
-        left = remaining_s()
-        if left is not None and left <= 0.0:
-            raise DeadlineExceeded(f"math: {len(todo)} pairs not started")
         try:
-            status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts, left)
+            status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts)
         except HostGone as exc:
-            return {check: (False, f"verify_error:{type(exc).__name__}") for check in todo}
+            return {check: (None, f"verify_error:{type(exc).__name__}") for check in todo}
         if status == "error":  # the host could not run this batch (it logged nothing of the texts)
-            return {check: (False, f"verify_error:{next(iter(counters), 'host')}") for check in todo}
+            return {check: (None, f"verify_error:{next(iter(counters), 'host')}") for check in todo}
         for name, count in counters.items():
             self._count(name, count)
         if status == "deadline":

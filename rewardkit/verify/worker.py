@@ -9,11 +9,11 @@ catches what a signal cannot interrupt, such as one huge integer power inside C 
 from __future__ import annotations
 
 import cmath
-import functools
 import logging
 import random
 import resource
 import signal
+import sys
 import zlib
 from types import FrameType
 from typing import Any
@@ -22,6 +22,8 @@ import sympy
 from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from sympy.core.function import AppliedUndef
+
+from rewardkit.lru import LRUCache, text_digest
 
 # The answer text was already extracted and normalised: read it as LaTeX inside \boxed{}, or as a plain
 # expression. Units were split off by rewardkit.verify.normalise, which compares them and never drops one
@@ -55,8 +57,27 @@ def _parse_answer(text: str) -> list[Any]:
     return parse("\\boxed{" + text + "}", extraction_config=_ANSWER, parsing_timeout=None)  # type: ignore[no-any-return]
 
 
-# Golds repeat across a group and across batches: each worker parses a distinct gold once.
-_parse_gold = functools.lru_cache(maxsize=4096)(_parse_answer)
+# Golds repeat across a group and across batches: each worker parses a distinct gold once, and keeps at
+# most 4,096 parsed golds, of at most GOLD_CACHE_BYTES of gold text together (a parsed gold's size follows
+# its text's), keyed by their digests.
+GOLD_CACHE_BYTES = 16 << 20
+_golds: LRUCache[bytes, tuple[list[Any], int]] = LRUCache(
+    4096, max_total=GOLD_CACHE_BYTES, sizeof=lambda entry: entry[1]
+)
+
+
+def _parse_gold(gold: str) -> list[Any]:
+    key = text_digest(gold)
+    entry = _golds.get(key)
+    if entry is None:
+        entry = (_parse_answer(gold), sys.getsizeof(gold))
+        _golds.put(key, entry)
+    return entry[0]
+
+
+def judges() -> bool:
+    """Whether this worker judges a real pair right (what a readiness check asks of it)."""
+    return check("x^2+1", "1+x^2", 5.0) == (True, None)
 
 
 def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
