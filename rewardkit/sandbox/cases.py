@@ -1,0 +1,164 @@
+"""The test formats of code datasets, read into one form (:class:`Cases`).
+
+- stdin/stdout, ``{"inputs": [...], "outputs": [...]}`` (APPS, TACO, CodeContests; veRL's ``prime_code``
+  ground truth): each input is the program's stdin, each output what it must print (a list of lines is
+  joined with newlines);
+- open-r1's ``verification_info``, ``{"language": "python", "test_cases": [{"input", "output", "type":
+  "stdin_stdout"}]}``, and LiveCodeBench's list of ``{"input", "output", "testtype": "stdin"}``;
+- call-based, ``{"fn_name": name, "inputs": [[arg, ...], ...], "outputs": [...]}`` (APPS, TACO, veRL):
+  the program's function ``name`` (or method of class ``Solution``) is called with each argument list;
+- assert-style, ``{"test": code, "entry_point": name}`` (HumanEval: the test code, then
+  ``check(<entry_point>)``, is one test) or a list of assert statements (MBPP's ``test_list``: each is one
+  test), run after the program in its namespace.
+
+A JSON text of any of these is read first. What cannot be read raises :class:`TestFormatError`.
+
+>>> read_cases('{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}')
+Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None)
+>>> read_cases({"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]}).kind
+'call'
+>>> read_cases({"test": "def check(f):\\n    assert f(1) == 2", "entry_point": "inc"}).inputs[0][-11:]
+'check(inc)\\n'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Cases", "TestFormatError", "UnsupportedLanguage", "read_cases"]
+
+_PYTHON = ("python", "python3", "py", "py3")
+
+
+class TestFormatError(ValueError):
+    """A row's tests are in no format this module reads, or are too large."""
+
+    __test__ = False  # not a pytest class
+
+
+class UnsupportedLanguage(TestFormatError):
+    """The tests are for a language the sandbox does not run (open-r1's ``language``)."""
+
+
+@dataclass(frozen=True)
+class Cases:
+    """A row's tests: ``inputs[i]`` is stdin text (``stdio``), an argument list (``call``) or test code
+    (``assert``); ``expected[i]`` the output or return value (``None`` for ``assert``)."""
+
+    __test__ = False
+
+    kind: str
+    inputs: tuple[Any, ...]
+    expected: tuple[Any, ...]
+    fn_name: str | None = None
+
+    def size(self) -> int:
+        """Characters of the tests, roughly as they travel (JSON)."""
+        return len(json.dumps([self.inputs, self.expected], default=str))
+
+
+def _text(value: Any, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(line, str) for line in value):
+        return "\n".join(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise TestFormatError(f"a stdin/stdout test's {what} must be text, got {type(value).__name__}")
+
+
+def _pairs(inputs: Any, outputs: Any) -> tuple[list[Any], list[Any]]:
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise TestFormatError('"inputs" and "outputs" must be lists')
+    if len(inputs) != len(outputs):
+        raise TestFormatError(f"{len(inputs)} inputs but {len(outputs)} outputs")
+    if not inputs:
+        raise TestFormatError("no tests")
+    return inputs, outputs
+
+
+def _stdio(inputs: Sequence[Any], outputs: Sequence[Any]) -> Cases:
+    return Cases(
+        "stdio",
+        tuple(_text(i, "input") for i in inputs),
+        tuple(_text(o, "output") for o in outputs),
+    )
+
+
+def _from_mapping(value: Mapping[str, Any], entry_point: str | None) -> Cases:
+    if "test_cases" in value:  # open-r1's verification_info
+        language = str(value.get("language") or "python").lower()
+        if language not in _PYTHON:
+            raise UnsupportedLanguage(f"the tests are for {language!r}; the sandbox runs Python")
+        return _from_list(value["test_cases"])
+    if "inputs" in value or "outputs" in value:
+        inputs, outputs = _pairs(value.get("inputs"), value.get("outputs"))
+        fn_name = value.get("fn_name")
+        if not fn_name:
+            return _stdio(inputs, outputs)
+        if not isinstance(fn_name, str) or not fn_name.isidentifier():
+            raise TestFormatError(f"fn_name must be a Python name, got {fn_name!r}")
+        args = tuple(i if isinstance(i, list) else [i] for i in inputs)
+        return Cases("call", args, tuple(outputs), fn_name)
+    if "test" in value:
+        return _asserts(value["test"], value.get("entry_point") or entry_point)
+    raise TestFormatError(
+        'no tests: expected "inputs"/"outputs" (with "fn_name" for call-based), "test_cases" (open-r1) '
+        'or "test" (HumanEval)'
+    )
+
+
+def _from_list(value: Sequence[Any]) -> Cases:
+    if all(isinstance(item, str) for item in value):  # MBPP's test_list
+        if not value:
+            raise TestFormatError("no tests")
+        return Cases("assert", tuple(value), (None,) * len(value))
+    inputs, outputs = [], []
+    for case in value:
+        if not isinstance(case, Mapping) or "input" not in case or "output" not in case:
+            raise TestFormatError('each test case must be an object with "input" and "output"')
+        kind = case.get("type") or case.get("testtype") or "stdin_stdout"
+        if kind not in ("stdin_stdout", "stdin"):
+            raise TestFormatError(f"test cases of type {str(kind)[:40]!r} are not supported (stdin only)")
+        inputs.append(case["input"])
+        outputs.append(case["output"])
+    return _stdio(*_pairs(inputs, outputs))
+
+
+def _asserts(test: Any, entry_point: Any) -> Cases:
+    if isinstance(test, list):
+        return _from_list(test)
+    if not isinstance(test, str) or not test.strip():
+        raise TestFormatError('"test" must be the test code')
+    if entry_point is not None:
+        if not isinstance(entry_point, str) or not entry_point.isidentifier():
+            raise TestFormatError(f"entry_point must be a Python name, got {entry_point!r}")
+        test = f"{test}\ncheck({entry_point})\n"
+    return Cases("assert", (test,), (None,))
+
+
+def read_cases(value: Any, *, entry_point: str | None = None, max_chars: int | None = None) -> Cases:
+    """A row's tests in any format of the module's docstring (a dict, a list or their JSON text).
+
+    ``entry_point`` is HumanEval's, when it comes as a column of its own. ``max_chars`` bounds the tests'
+    size. Raises :class:`TestFormatError` (a ``ValueError``) naming what is wrong.
+    """
+    if isinstance(value, str):
+        if max_chars is not None and len(value) > max_chars:
+            raise TestFormatError(f"the tests are {len(value)} characters; the limit is {max_chars}")
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise TestFormatError("the tests are text but not JSON") from None
+    if isinstance(value, Mapping):
+        cases = _from_mapping(value, entry_point)
+    elif isinstance(value, list):
+        cases = _from_list(value)
+    else:
+        raise TestFormatError(f"tests must be an object, a list or JSON text, got {type(value).__name__}")
+    if max_chars is not None and cases.size() > max_chars:
+        raise TestFormatError(f"the tests are over {max_chars} characters (the limit)")
+    return cases

@@ -1,0 +1,324 @@
+"""One sandbox run, awaited on the event loop without holding a thread: spawn, stream results, kill.
+
+The job goes in through an in-memory file (no pipe to keep fed; ``marshal``'s format, which the harness
+reads without importing anything); the harness's result lines are read as
+they arrive (each passed to ``on_result``, which may stop the run: ``mode="all"`` stops at the first
+failing test), within a byte cap; the run ends at ``{"done": true}``, at the exit of bwrap, when stopped,
+or at its wall-clock limit. Then bwrap's whole process group is killed (``SIGKILL``); bwrap dies with it,
+and with it the sandbox's PID namespace, which takes every process the program started down too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import marshal
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardkit.sandbox.bwrap import SandboxConfig, command
+
+__all__ = ["Limits", "RunResult", "SandboxError", "TestResult", "run_sandbox"]
+
+KEPT_STDOUT = 4000  # characters of a test's output kept once ``on_result`` has seen it
+_STDERR_KEPT = 4000
+_TEST_SLACK_S = 0.5  # a test's fork, report and result line, on a loaded machine
+
+
+class SandboxError(RuntimeError):
+    """A sandbox could not be started (bwrap refused, the harness failed before its first line)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandbox may use. Every limit is the operator's setting, capped for callers by the reward.
+
+    ``timeout_s`` is a test's wall-clock limit (its CPU limit is the next whole second); ``memory_mb`` a
+    test process's address space; ``output_bytes`` what one test may print (or its return value's JSON);
+    ``processes`` the sandbox's processes at once; ``open_files`` and ``file_mb`` a test process's
+    descriptors and largest file; ``disk_mb`` the work directory's size; ``startup_s`` the allowance for
+    starting the sandbox in its wall-clock limit.
+    """
+
+    timeout_s: float = 5.0
+    memory_mb: int = 512
+    output_bytes: int = 1 << 20
+    processes: int = 32
+    open_files: int = 64
+    file_mb: int = 16
+    disk_mb: int = 64
+    startup_s: float = 10.0
+
+    def wall_s(self, tests: int) -> float:
+        """The wall-clock limit of a sandbox running ``tests`` tests."""
+        return self.startup_s + tests * (self.timeout_s + _TEST_SLACK_S)
+
+    def harness_fields(self) -> dict[str, Any]:
+        """The limits as the harness reads them from its job."""
+        return {
+            "timeout_s": self.timeout_s,
+            "memory_bytes": self.memory_mb << 20,
+            "output_bytes": self.output_bytes,
+            "processes": self.processes,
+            "open_files": self.open_files,
+            "file_bytes": self.file_mb << 20,
+        }
+
+
+@dataclass
+class TestResult:
+    """One test as the harness reported it (see :mod:`rewardkit.sandbox.harness`)."""
+
+    __test__ = False  # not a pytest class
+
+    index: int
+    status: str
+    error: str | None = None
+    stdout: str = ""
+    value: str | None = None  # the JSON of a call's return value
+    seconds: float = 0.0
+
+
+@dataclass
+class RunResult:
+    """A sandbox's run: its tests' results in order, and how it ended.
+
+    ``ended`` is ``"done"`` (every test ran), ``"compile_error"``, ``"stopped"`` (``on_result`` said so),
+    ``"wall_clock"`` (its limit passed), ``"output_limit"`` (the harness's lines passed their cap) or
+    ``"crashed"`` (the harness ended before it was done: ``detail`` holds what it wrote on stderr).
+    """
+
+    tests: list[TestResult] = field(default_factory=list)
+    ended: str = "crashed"
+    compile_error: str | None = None
+    detail: str | None = None
+    startup_s: float | None = None  # spawn to the harness's first line: what bwrap and Python cost
+    seconds: float = 0.0
+
+
+def _test(line: Mapping[str, Any]) -> TestResult:
+    def text(key: str) -> str | None:
+        value = line.get(key)
+        return value if isinstance(value, str) else None
+
+    seconds = line.get("seconds")
+    return TestResult(
+        index=int(line["test"]),
+        status=str(line.get("status", "error")),
+        error=text("error"),
+        stdout=text("stdout") or "",
+        value=text("value"),
+        seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
+    )
+
+
+def _job_file(payload: bytes) -> int:
+    fd = os.memfd_create("job", os.MFD_CLOEXEC)
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+class _Run:
+    """The reading side of one sandbox: result lines, stderr, the end."""
+
+    def __init__(self, on_result: Callable[[TestResult], bool] | None, line_cap: int) -> None:
+        self.result = RunResult()
+        self.on_result = on_result
+        self.line_cap = line_cap
+        self.buffer = bytearray()
+        self.stderr = bytearray()
+        self.started = time.monotonic()
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def end(self, how: str) -> None:
+        if not self.finished.done():
+            self.result.ended = how
+            self.finished.set_result(None)
+
+    def feed(self, chunk: bytes) -> None:
+        self.buffer += chunk
+        while not self.finished.done():
+            cut = self.buffer.find(b"\n")
+            if cut < 0:
+                if len(self.buffer) > self.line_cap:
+                    self.end("output_limit")
+                return
+            line, self.buffer = bytes(self.buffer[:cut]), self.buffer[cut + 1 :]
+            try:
+                parsed = json.loads(line)
+            except ValueError:  # the harness broke (it alone writes here)
+                self.end("crashed")
+                return
+            self.line(parsed)
+
+    def line(self, line: Mapping[str, Any]) -> None:
+        if "ready" in line:
+            self.result.startup_s = time.monotonic() - self.started
+        elif "compile_error" in line:
+            self.result.compile_error = str(line["compile_error"])
+            self.end("compile_error")
+        elif "done" in line:
+            self.end("done")
+        else:
+            test = _test(line)
+            keep_going = self.on_result is None or self.on_result(test)
+            if self.on_result is not None:
+                test.stdout = test.stdout[:KEPT_STDOUT]
+            self.result.tests.append(test)
+            if not keep_going:
+                self.end("stopped")
+
+
+def _reader(fd: int, take: Callable[[bytes], None], closed: Callable[[], None]) -> Callable[[], None]:
+    def ready() -> None:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if chunk:
+            take(chunk)
+        else:
+            closed()
+
+    return ready
+
+
+async def run_sandbox(
+    job: Mapping[str, Any],
+    limits: Limits,
+    config: SandboxConfig,
+    *,
+    on_result: Callable[[TestResult], bool] | None = None,
+    wall_s: float | None = None,
+) -> RunResult:
+    """Run ``job`` (``kind``, ``program``, ``fn_name``, ``inputs``: the harness's job without its limits) in
+    a fresh sandbox. ``on_result`` sees each test as it ends and returns whether to go on. ``wall_s``
+    (default ``limits.wall_s(len(inputs))``) bounds the whole run.
+
+    Raises:
+        ValueError: the job holds something other than text, numbers, lists and dicts.
+        SandboxError: bwrap or the harness failed before the harness's first line (a host problem, not
+            the program's: its text says what bwrap said).
+    """
+    tests = len(job["inputs"])
+    wall = limits.wall_s(tests) if wall_s is None else wall_s
+    payload = marshal.dumps({**job, **limits.harness_fields()}, 4)  # ValueError: not plain data
+    line_cap = 12 * limits.output_bytes + (1 << 16)  # JSON escapes a byte into six at worst, twice
+    argv = command(config, disk_bytes=limits.disk_mb << 20)
+    loop = asyncio.get_running_loop()
+    run = _Run(on_result, line_cap)
+    stdin = _job_file(payload)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - our own argv; bwrap gets an empty environment
+            argv, stdin=stdin, stdout=out_w, stderr=err_w, env={}, start_new_session=True, close_fds=True
+        )
+    except OSError as exc:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise SandboxError(f"could not start bwrap ({argv[0]}): {exc}") from None
+    finally:
+        for fd in (stdin, out_w, err_w):
+            os.close(fd)
+    exited: asyncio.Future[None] = loop.create_future()
+    pidfd = _watch_exit(loop, proc, exited)
+    for fd in (out_r, err_r):
+        os.set_blocking(fd, False)
+    loop.add_reader(out_r, _reader(out_r, run.feed, lambda: run.end("crashed")))
+    loop.add_reader(err_r, _reader(err_r, lambda b: _keep(run.stderr, b), lambda: None))
+    try:
+        done, _ = await asyncio.wait([run.finished, exited], timeout=wall)
+        if not done:
+            run.end("wall_clock")
+        elif run.finished not in done:  # bwrap ended: what is left in the pipe is its last word
+            _drain(out_r, run)
+            run.end("crashed")
+    finally:
+        _kill_group(proc)
+        for fd in (out_r, err_r):
+            loop.remove_reader(fd)
+        await _reap(proc, exited)
+        for fd in (out_r, err_r) + ((pidfd,) if pidfd is not None else ()):
+            os.close(fd)
+    result = run.result
+    result.seconds = time.monotonic() - run.started
+    if result.ended == "crashed":
+        result.detail = run.stderr.decode("utf-8", "replace")
+        if result.startup_s is None:
+            raise SandboxError(f"the sandbox did not start: {result.detail.strip() or 'no message'}")
+    return result
+
+
+def _keep(buffer: bytearray, chunk: bytes) -> None:
+    if len(buffer) < _STDERR_KEPT:
+        buffer += chunk[: _STDERR_KEPT - len(buffer)]
+
+
+def _drain(fd: int, run: _Run) -> None:
+    try:
+        while not run.finished.done():
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            run.feed(chunk)
+    except BlockingIOError:
+        return
+
+
+def _watch_exit(
+    loop: asyncio.AbstractEventLoop, proc: subprocess.Popen[bytes], exited: asyncio.Future[None]
+) -> int | None:
+    """Complete ``exited`` when bwrap exits: a pidfd on the loop, or a poll on old kernels."""
+
+    def done() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+
+        async def poll() -> None:
+            while proc.poll() is None:
+                await asyncio.sleep(0.01)
+            done()
+
+        task = loop.create_task(poll())
+        exited.add_done_callback(lambda _: task.cancel())
+        return None
+
+    def on_exit() -> None:
+        loop.remove_reader(pidfd)
+        done()
+
+    loop.add_reader(pidfd, on_exit)
+    exited.add_done_callback(lambda _: loop.remove_reader(pidfd))
+    return pidfd
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+async def _reap(proc: subprocess.Popen[bytes], exited: asyncio.Future[None]) -> None:
+    """Wait (on the loop) for the killed bwrap to exit, then collect its status."""
+    try:
+        await asyncio.wait_for(asyncio.shield(exited), timeout=10)
+    except TimeoutError:
+        pass
+    finally:
+        if not exited.done():
+            exited.cancel()
+    proc.wait()
