@@ -474,14 +474,21 @@ class ItemReward(Reward):
         score_one = self.score_one
         out: list[Verdict | Explained] = []
         logged = False
+        # the request deadline, checked before each item: a clock read (~60 ns), under 2% of the cheapest
+        # reward's item; DeadlineExceeded stops the batch, it is never an item's internal_error
+        stop = _deadline.get()
         # strict=False: with no columns, rows is an endless repeat of ()
         for i, (completion, values) in enumerate(zip(completions, rows, strict=False)):
+            if stop is not None and time.monotonic() >= stop:
+                check_deadline(f"reward {self.reward_name!r}, item {i}")
             text = completion if type(completion) is str else completion_text(completion)
             if text is None:
                 out.append(_INVALID_COMPLETION)
                 continue
             try:
                 out.append(score_one(text, *values))
+            except DeadlineExceeded:
+                raise
             except Exception as exc:
                 if raise_on_error:
                     raise

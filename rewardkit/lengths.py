@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rewardkit.chat import prompt_messages
-from rewardkit.core import ColumnError
+from rewardkit.core import ColumnError, check_deadline
 
 __all__ = ["TOKEN_COLUMNS", "group_keys", "group_text", "token_counts"]
 
@@ -49,6 +49,7 @@ def token_counts(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> l
     if given:
         counts: list[int | None] = []
         for i in range(n):
+            check_deadline(f"reward {reward!r}: token counts, item {i}")
             ids = next((column[i] for column in given if column[i] is not None), None)
             counts.append(None if ids is None else _count(ids))  # None: the reward gives None
         return counts
@@ -70,7 +71,8 @@ def group_keys(columns: Mapping[str, Sequence[Any]], n: int, reward: str) -> lis
         if name in columns:
             seen: dict[str, int] = {}
             keys = []
-            for value in columns[name]:
+            for i, value in enumerate(columns[name]):
+                check_deadline(f"reward {reward!r}: groups, item {i}")  # a prompt may be long
                 text = group_text(prompt_messages(value) if name == "messages" else value)
                 keys.append(seen.setdefault(text, len(seen)))
             return keys

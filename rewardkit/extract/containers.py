@@ -54,7 +54,7 @@ def last_tag_block(text: str, tag: str = "answer") -> str | None:
     return text[start:end]
 
 
-_BOX = re.compile(r"\\(?:boxed|fbox)")
+_BOX_NAMES = ("\\boxed", "\\fbox")
 MAX_SET_ITEMS = 32  # boxes read as one answer set
 
 
@@ -76,18 +76,25 @@ def last_boxed(text: str) -> str | None:
 
 
 def _last_box(text: str, stop: int) -> tuple[int, int, str] | None:
-    """``(start, end, content)`` of the last complete box that closes before ``stop``."""
+    """``(start, end, content)`` of the last complete box that closes before ``stop``. The box commands are
+    found from the end backwards (one ``rfind`` per command, each resumed where it stopped), so the time
+    is linear in what lies between ``stop`` and the box found, not in the text before it."""
     end = stop
-    for match in reversed(list(_BOX.finditer(text, 0, stop))):
-        brace = match.end()
+    found = {name: text.rfind(name, 0, stop) for name in _BOX_NAMES}
+    while True:
+        name = max(found, key=found.__getitem__)  # the later of the last \boxed and the last \fbox
+        start = found[name]
+        if start < 0:
+            return None
+        brace = start + len(name)
         while brace < end and text[brace] == " ":
             brace += 1
         if brace < end and text[brace] == "{":
             content = _balanced(text, brace, end)
             if content is not None:
-                return match.start(), brace + len(content) + 2, content
-        end = match.start()
-    return None
+                return start, brace + len(content) + 2, content
+        end = start
+        found[name] = text.rfind(name, 0, start)  # the other command's last place is before it already
 
 
 # What may stand between the boxes of one final answer: commas, "and"/"or", spacing, \text{} of those words.
@@ -140,12 +147,14 @@ def _joins(gap: str) -> bool:
 def _balanced(text: str, open_at: int, stop: int) -> str | None:
     """The content of the brace group opening at ``open_at`` if it closes before ``stop``, else ``None``."""
     depth = 0
-    for position in range(open_at, stop):
-        char = text[position]
-        if char == "{":
+    for brace in _BRACE.finditer(text, open_at, stop):  # from brace to brace
+        if brace.group() == "{":
             depth += 1
-        elif char == "}":
+        else:
             depth -= 1
             if depth == 0:
-                return text[open_at + 1 : position]
+                return text[open_at + 1 : brace.start()]
     return None
+
+
+_BRACE = re.compile(r"[{}]")

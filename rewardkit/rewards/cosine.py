@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Verdict, finite_number, number_error
+from rewardkit.core import Completion, Verdict, reward_value
 from rewardkit.lengths import TOKEN_COLUMNS, token_counts
 from rewardkit.registry import register
 from rewardkit.rewards._composed import ComposedReward, inner_name
@@ -79,9 +79,7 @@ class Cosine(ComposedReward):
             "min_len_value_correct",
             "max_len_value_correct",
         ):
-            value = getattr(self, name)
-            if not finite_number(value):
-                raise number_error("cosine", name, "a finite number", value)
+            reward_value("cosine", name, getattr(self, name))
         self._set_inner()
 
     def params(self) -> dict[str, Any]:

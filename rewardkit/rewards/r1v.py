@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rewardkit.core import Completion, Explained, ItemReward, Verdict, binary_values, completion_text, revalue
+from rewardkit.core import (
+    Completion,
+    Explained,
+    ItemReward,
+    Verdict,
+    binary_values,
+    check_deadline,
+    completion_text,
+    revalue,
+)
 from rewardkit.extract import final_text, gold_answer, last_tag_block
 from rewardkit.registry import named, register
 
@@ -30,30 +40,42 @@ _WHOLE = re.compile(r"[+-]?\d+(?:\.0*)?")
 _SIGN_CONTEXT = " \t\n$({[="  # a '-' right after one of these (or at the start) is a sign
 
 
-def _number(digits: str) -> int | Fraction:
-    """``3`` -> 3, ``3.50`` -> Fraction(7, 2); ints and equal Fractions hash alike, so sets dedupe them."""
+MAX_DIGITS = 1_000  # a longer number is no count (and may have more digits than Python converts)
+
+
+def _number(digits: str) -> int | Fraction | float:
+    """``3`` -> 3, ``3.50`` -> Fraction(7, 2); ints and equal Fractions hash alike, so sets dedupe them. A
+    number longer than :data:`MAX_DIGITS` characters reads as infinity, which equals no count."""
+    if len(digits) > MAX_DIGITS:
+        return math.inf
     return int(digits) if "." not in digits else Fraction(digits)
 
 
-def extract_numbers(text: str) -> set[int | Fraction]:
-    """The distinct numbers in ``text``: digits (``3``, ``3.0``, ``-2``) and English words zero to twenty.
+def extract_numbers(text: str, most: int | None = None) -> set[int | Fraction | float]:
+    """The distinct numbers in ``text``: digits (``3``, ``3.0``, ``-2``) and English words zero to twenty;
+    with ``most``, the reading stops once more than ``most`` different numbers are found.
 
     >>> extract_numbers("There are $3$ (three) cubes.")
     {3}
-    >>> sorted(extract_numbers("between 2 and 5.5"))
-    [2, Fraction(11, 2)]
+    >>> sorted(extract_numbers("between 2 and 5.5")), len(extract_numbers("1, 2, 3, 4", most=1))
+    ([2, Fraction(11, 2)], 2)
     """
-    found: set[int | Fraction] = set()
+    found: set[int | Fraction | float] = set()
+    values: dict[str, int | Fraction | float] = {}  # each spelling read once (a text may repeat one)
     for match in _NUMBER.finditer(text):
         sign, digits, word = match.groups()
         if word is not None:
             found.add(_WORD_VALUE[word.lower()])
-            continue
-        value = _number(digits)
-        start = match.start()
-        if sign and (start == 0 or text[start - 1] in _SIGN_CONTEXT):
-            value = -value
-        found.add(value)
+        else:
+            value = values.get(digits)
+            if value is None:
+                value = values[digits] = _number(digits)
+            start = match.start()
+            if sign and (start == 0 or text[start - 1] in _SIGN_CONTEXT):
+                value = -value
+            found.add(value)
+        if most is not None and len(found) > most:
+            break
     return found
 
 
@@ -65,23 +87,38 @@ _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 def states_a_count(answer: str) -> bool:
     """True when every number in ``answer`` stands alone ("There are 5 objects.", "$3$"), False when one is
     part of a calculation (``2√2``, ``2^2``, ``2/2``, ``3x``, ``5-3``): then its value is what is written.
+    Linear in the answer: the neighbours of a number are found without copying the text around it.
 
     >>> states_a_count("There are $3$ (three) cubes."), states_a_count("2√2"), states_a_count("-2")
     (True, False, True)
     """
     for match in _DIGITS.finditer(answer):
-        before = answer[: match.start()].rstrip()[-1:]
-        after = answer[match.end() :].lstrip()[:1]
+        start, end = match.span()
+        left = _nonspace_before(answer, start)
+        before = answer[left] if left >= 0 else ""
+        after = _NEXT_NONSPACE.match(answer, end).group(1)  # type: ignore[union-attr]  # always matches
         if before in _MATH_CONTEXT or after in _MATH_CONTEXT:
             return False
-        if (
-            answer[match.end() : match.end() + 1].isalpha()
-            or answer[match.start() - 1 : match.start()].isalpha()
-        ):
+        if answer[end : end + 1].isalpha() or answer[start - 1 : start].isalpha():
             return False  # "3x", "x3"
-        if after == "-" or (before == "-" and answer[: match.start()].rstrip()[:-1].rstrip()[-1:].isdigit()):
+        if after == "-" or (before == "-" and _digit_at(answer, _nonspace_before(answer, left))):
             return False  # "5-3"
     return True
+
+
+_NEXT_NONSPACE = re.compile(r"\s*+(\S?)")
+
+
+def _digit_at(text: str, position: int) -> bool:
+    return position >= 0 and text[position].isdigit()
+
+
+def _nonspace_before(text: str, position: int) -> int:
+    """The index of the last character before ``position`` that is not white space (-1: none)."""
+    position -= 1
+    while position >= 0 and text[position].isspace():
+        position -= 1
+    return position
 
 
 def _answer(text: str) -> str | None:
@@ -90,13 +127,13 @@ def _answer(text: str) -> str | None:
     return None if after is None else last_tag_block(after, "answer")
 
 
-def _gold(solution: object) -> tuple[str | None, int | Fraction | None]:
+def _gold(solution: object) -> tuple[str | None, int | Fraction | float | None]:
     """The gold text, and its value when it is a whole number (a count)."""
     gold = gold_answer(solution)
     if gold is None:
         return None, None
     bare = gold.strip("$ ")
-    return gold, (_number(bare) if _WHOLE.fullmatch(bare) else None)
+    return gold, (_number(bare) if len(bare) <= MAX_DIGITS and _WHOLE.fullmatch(bare) else None)
 
 
 # Golds repeat across a GRPO group (and across epochs): parse each distinct one once.
@@ -144,7 +181,7 @@ class R1VAccuracy(ItemReward):
         return Explained(verdict.value, verdict.reason, {"answer": answer, "gold": gold})
 
     @staticmethod
-    def _judge(answer: str | None, gold: str, count: int | Fraction | None) -> Verdict:
+    def _judge(answer: str | None, gold: str, count: int | Fraction | float | None) -> Verdict:
         if answer is None:
             return _NO_ANSWER
         if count is not None:
@@ -152,7 +189,7 @@ class R1VAccuracy(ItemReward):
                 return _WRONG
             if not states_a_count(answer):  # math around a number: what is written is evaluated
                 return _TEXT_MISMATCH
-            numbers = extract_numbers(answer)
+            numbers = extract_numbers(answer, most=1)  # one number, or several: no need for more
             if not numbers:
                 return _NO_NUMBER
             if len(numbers) > 1:
@@ -178,6 +215,7 @@ class R1VAccuracy(ItemReward):
 
         checks = []
         for i in pending:
+            check_deadline(f"reward 'r1v_acc', item {i}")
             text = completion_text(completions[i]) or ""
             gold = gold_answer(columns["solution"][i]) or ""
             checks.append(Check(gold, (_answer(text) or "").strip()))

@@ -15,6 +15,13 @@ A route is a reward name, or ``{"name": ..., "params": {...}, "columns": {...}}`
 columns. A row whose key has no route raises (``unknown="none"``: it scores ``None``, reason ``no_route``);
 a row whose key is ``None`` scores ``None``, reason ``no_route``.
 
+Globs mean what :func:`fnmatch.fnmatchcase` says, matched in time linear in the value: each glob is split
+at its ``*`` into fixed-length pieces, compiled once; the first and last are anchored and the others found
+left to right (:class:`Glob`). A route value is a label (a ``data_source``, a task name): one longer than
+:data:`MAX_VALUE` (1,024 characters) is matched only by a glob that is nothing but ``*`` (a catch-all), so
+matching a row costs at most about ``MAX_VALUE`` x the keys' characters. Each distinct value of a batch is
+matched once, and the request deadline is checked between rows.
+
 On an event loop (the service), :meth:`Route.ascore_detailed` awaits the async faces of the rewards it routes
 to (a routed judge waits on the loop and holds no thread) and runs the others in threads, the routes at once.
 """
@@ -28,14 +35,86 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.core import Completion, Explained, Reward, RewardError, Scored
+from rewardkit.core import Completion, Explained, Reward, RewardError, Scored, check_deadline
+from rewardkit.redact import clip, shown
 from rewardkit.registry import register
 from rewardkit.rewards._composed import inner_name, inner_reward
 from rewardkit.spec import CallerParam
 
-__all__ = ["MAX_KEY", "KeyMatcher", "Route", "ascore_reward"]
+__all__ = ["MAX_KEY", "MAX_VALUE", "Glob", "KeyMatcher", "Route", "ascore_reward"]
 
 MAX_KEY = 256  # characters in a route key
+MAX_VALUE = 1_024  # characters of a route value matched against the glob keys (longer: catch-alls only)
+
+
+def _pieces(glob: str) -> list[tuple[str, int]]:
+    """``glob`` split at its ``*`` (not one inside a ``[...]`` class), each piece with the number of
+    characters it matches. Where a class ends follows :func:`fnmatch.translate`: a ``]`` right after
+    ``[`` or ``[!`` belongs to the class, and a ``[`` with no ``]`` after it is a literal."""
+    pieces: list[tuple[str, int]] = []
+    start, length, i, n = 0, 0, 0, len(glob)
+    while i < n:
+        char = glob[i]
+        i += 1
+        if char == "*":
+            pieces.append((glob[start : i - 1], length))
+            start, length = i, 0
+            continue
+        if char == "[":
+            j = i + 1 if i < n and glob[i] == "!" else i
+            j = j + 1 if j < n and glob[j] == "]" else j
+            while j < n and glob[j] != "]":
+                j += 1
+            if j < n:
+                i = j + 1  # the class: one character
+        length += 1
+    pieces.append((glob[start:], length))
+    return pieces
+
+
+def _piece_regex(piece: str) -> re.Pattern[str]:
+    """A piece without ``*`` as a regex matching exactly as many characters as the piece has (fnmatch's
+    translation of it, without its end anchor ``\\Z``)."""
+    translated = fnmatch.translate(piece)
+    return re.compile(translated.removesuffix("\\Z").removesuffix("\\z"))
+
+
+class Glob:
+    """One glob key, compiled once; :meth:`match` is :func:`fnmatch.fnmatchcase` in time linear in the
+    value (the pieces between ``*`` match fixed lengths, so the leftmost place of each is the right one).
+
+    >>> glob = Glob("open*/[!x]?m*")
+    >>> [glob.match(v) for v in ("openai/gsm8k", "openai/xsm8k", "open-x/abm", "opengsm")]
+    [True, False, True, False]
+    """
+
+    def __init__(self, glob: str) -> None:
+        self.glob = glob
+        pieces = _pieces(glob)
+        self.stars = len(pieces) > 1
+        (head, self.head_len), (tail, self.tail_len) = pieces[0], pieces[-1]
+        self._head = _piece_regex(head) if head else None
+        self._tail = _piece_regex(tail) if tail and self.stars else None
+        self._middle = [_piece_regex(piece) for piece, _ in pieces[1:-1] if piece]
+        #: nothing but ``*``: the one kind of glob that a value longer than MAX_VALUE may match
+        self.catch_all = self.stars and not head and not tail and not self._middle
+
+    def match(self, value: str) -> bool:
+        """Whether ``value`` matches (a value over :data:`MAX_VALUE` characters only a catch-all)."""
+        if len(value) > MAX_VALUE:
+            return self.catch_all
+        if not self.stars:
+            return self._head is not None and self._head.fullmatch(value) is not None
+        end = len(value) - self.tail_len
+        if end < self.head_len or (self._head is not None and self._head.match(value) is None):
+            return False
+        pos = self.head_len
+        for piece in self._middle:
+            found = piece.search(value, pos, end)
+            if found is None:
+                return False
+            pos = found.end()
+        return self._tail is None or self._tail.match(value, end) is not None
 
 
 class KeyMatcher:
@@ -45,12 +124,12 @@ class KeyMatcher:
     def __init__(self, keys: Iterable[str]) -> None:
         self.keys = list(keys)
         self._exact = set(self.keys)
-        self._globs = [(k, re.compile(fnmatch.translate(k))) for k in self.keys if any(c in k for c in "*?[")]
+        self._globs = [Glob(k) for k in self.keys if any(c in k for c in "*?[")]
 
     def match(self, value: str) -> str | None:
         if value in self._exact:
             return value
-        return next((key for key, pattern in self._globs if pattern.match(value)), None)
+        return next((glob.glob for glob in self._globs if glob.match(value)), None)
 
 
 @register(
@@ -134,20 +213,36 @@ class Route(Reward):
 
     def route_of(self, value: Any) -> str | None:
         """The route key that ``value`` takes (an exact key first, then the globs in order), or ``None``."""
+        label = _label(value)
+        return None if label is None else self._key_matcher().match(label)
+
+    def _key_matcher(self) -> KeyMatcher:
         matcher: KeyMatcher = object.__getattribute__(self, "_matcher")
-        return matcher.match(value if isinstance(value, str) else str(value))
+        return matcher
 
     def _groups(self, columns: dict[str, list[Any]]) -> dict[str, list[int]]:
-        """The rows of each route key, in order (rows without a route in none; raises per ``unknown``)."""
+        """The rows of each route key, in order (rows without a route in none; raises per ``unknown``).
+        Each distinct value is matched once; the request deadline is checked before each row."""
         groups: dict[str, list[int]] = {}
+        matched: dict[str, str | None] = {}  # label -> key, for this batch
+        match = self._key_matcher().match
         for i, value in enumerate(columns[self.column]):
-            key = None if value is None else self.route_of(value)
+            check_deadline(f"reward {self.__name__!r}, row {i}")
+            if value is None:  # a row without a key: no_route
+                continue
+            label = _label(value)
+            if label is None:
+                key = None
+            elif label in matched:
+                key = matched[label]
+            else:
+                key = matched[label] = match(label)
             if key is None:
-                if self.unknown == "raise" and value is not None:  # a row without a key: no_route
-                    known = ", ".join(self._rewards())
+                if self.unknown == "raise":
+                    known = clip(", ".join(self._rewards()))
                     raise RewardError(
-                        f"reward {self.__name__!r}: row {i} has {self.column}={value!r}, which no route "
-                        f"matches; routes: {known} (unknown='none' scores such rows None)"
+                        f"reward {self.__name__!r}: row {i} has {self.column}={shown(value)}, which no "
+                        f"route matches; routes: {known} (unknown='none' scores such rows None)"
                     )
                 continue
             groups.setdefault(key, []).append(i)
@@ -161,6 +256,13 @@ class Route(Reward):
         required, optional = reward.caller_columns()
         sub = {name: [columns[name][i] for i in rows] for name in (*required, *optional) if name in columns}
         return reward, [completions[i] for i in rows], sub
+
+    def _shares(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]]
+    ) -> tuple[dict[str, list[int]], list[tuple[Reward, list[Completion], dict[str, list[Any]]]]]:
+        """The rows of each route key, and each route's :meth:`_share` of the batch."""
+        groups = self._groups(columns)
+        return groups, [self._share(key, rows, completions, columns) for key, rows in groups.items()]
 
     def _score(
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
@@ -178,8 +280,9 @@ class Route(Reward):
         """Score on the caller's event loop: each route's rewards at once, through their own async face
         when they have one (the judge: no thread held while it waits), else in a thread."""
         bound = self.bind_columns(completions, columns)
-        groups = self._groups(bound)
-        shares = [self._share(key, rows, completions, bound) for key, rows in groups.items()]
+        # matching rows to keys is CPU work on callers' values: in a thread (carrying the deadline), so the
+        # event loop goes on answering (/healthz) meanwhile
+        groups, shares = await asyncio.to_thread(self._shares, completions, bound)
         tasks = [
             asyncio.ensure_future(ascore_reward(reward, shared, **sub)) for reward, shared, sub in shares
         ]
@@ -200,6 +303,15 @@ class Route(Reward):
 
     async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
         return (await self.ascore_detailed(completions, **columns)).values
+
+
+def _label(value: Any) -> str | None:
+    """A route column's value as the text keys are matched against (``None``: an integer with more digits
+    than Python converts, which no key names)."""
+    try:
+        return value if isinstance(value, str) else str(value)
+    except ValueError:
+        return None
 
 
 async def ascore_reward(reward: Reward, completions: Sequence[Completion], **columns: Any) -> Scored:

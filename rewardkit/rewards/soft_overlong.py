@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.core import Completion, Reward, Verdict, completion_text
+from rewardkit.core import Completion, Reward, Verdict, check_deadline, completion_text
 from rewardkit.lengths import TOKEN_COLUMNS, token_counts
 from rewardkit.registry import register
 from rewardkit.spec import CallerParam
@@ -68,9 +68,9 @@ class SoftOverlong(Reward):
         cache = float(self.cache_length or 1)
         expected = (self.max_length or 0) - cache
         out = []
-        for completion, length in zip(
-            completions, token_counts(columns, len(completions), "soft_overlong"), strict=True
-        ):
+        lengths = token_counts(columns, len(completions), "soft_overlong")
+        for i, (completion, length) in enumerate(zip(completions, lengths, strict=True)):
+            check_deadline(f"reward 'soft_overlong', item {i}")
             if completion_text(completion) is None:
                 out.append(Verdict(0.0, "invalid_completion"))
                 continue
