@@ -75,11 +75,6 @@ class Check:
     prediction: str
 
 
-def _clean(text: str) -> str:
-    """Strings that cannot be encoded (lone surrogates) are repaired before they reach a worker."""
-    return text if encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
-
-
 # Not verdicts on the pair: they depend on the worker, on this call's length limit or on the host's health.
 _TRANSIENT = {"timeout", "worker_crashed", "memory_limit", "answer_too_long", "gold_too_long"}
 MAX_GOLD_CHARS = 100_000  # a reference longer than this is not read (it is a document, not an answer)
@@ -232,7 +227,7 @@ class MathVerifier:
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
         """Judge pairs in the worker host; the request's deadline goes along and is kept there. Pairs the
         host could not judge (it is gone, or failed the batch) are no verdict (``None``), not wrong."""
-        pairs = [(_clean(check.gold), _clean(check.prediction)) for check in todo]
+        pairs = [(check.gold, check.prediction) for check in todo]  # both encodable: _decide refused others
         try:
             status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts)
         except HostGone as exc:
