@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rewardkit.adapters import plugin_path, service_app
+from rewardkit.redact import redact_secrets
 
 __all__ = ["plugin_path_command", "serve_command"]
 
@@ -48,13 +49,19 @@ def serve_command(
             + escape("the service needs its extra: pip install '/path/to/rewardkit[service]'")
         )
         raise typer.Exit(2) from None
+    package = service_app().split(":")[0].rsplit(".", 1)[0]  # service, or rewardkit.service from a wheel
+    try:
+        settings = importlib.import_module(package + ".settings").Settings()
+    except ValueError as exc:  # a REWARDKIT_* setting that does not parse: say which, start nothing
+        err.print(f"[red]error:[/red] {escape(redact_secrets(str(exc)))}")
+        raise typer.Exit(2) from None
     if ray:
         if not os.environ.get("RAY_ADDRESS"):
             # A Ray of our own listens on loopback only, whatever --host the service answers on: Ray's own
             # ports have no authentication. (Ray reads this when it is imported, below.)
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         try:
-            module = importlib.import_module(service_app().split(":")[0].rsplit(".", 1)[0] + ".ray_serve")
+            module = importlib.import_module(package + ".ray_serve")
         except ImportError:
             err.print(
                 "[red]error:[/red] " + escape("--ray needs Ray Serve: pip install '/path/to/rewardkit[ray]'")
@@ -66,6 +73,7 @@ def serve_command(
             max_replicas=max_replicas,
             target_ongoing_requests=target_ongoing_requests,
             cpus=cpus_per_replica,
+            shutdown_timeout_s=settings.shutdown_timeout_s,
         )
         module.run(host, port, options)
         sys.stdout.flush()
@@ -78,7 +86,25 @@ def serve_command(
         directory = tempfile.mkdtemp(prefix="rewardkit-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    uvicorn.run(service_app(), factory=True, host=host, port=port, workers=workers)
+    # Slow clients and shutdown (the ASGI guard bounds the body and checks the token: service/middleware.py):
+    # - a request head must arrive within REWARDKIT_HEADER_TIMEOUT_S (uvicorn has no such bound: this
+    #   protocol adds it, service/protocol.py);
+    # - limit_concurrency: a request that finds REWARDKIT_MAX_CONNECTIONS connections (or tasks) open in
+    #   this process gets uvicorn's 503, so trickling clients cannot take every file descriptor's worth of
+    #   work; the head timeout closes them;
+    # - timeout_graceful_shutdown: on SIGTERM, idle connections close at once, requests in flight get
+    #   REWARDKIT_SHUTDOWN_TIMEOUT_S to finish (310 s: the longest request, 300 s, and its body fit, under
+    #   the pod's 330 s grace less its 5 s preStop), then are cancelled and the process exits.
+    uvicorn.run(
+        service_app(),
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        http=f"{package}.protocol:HeadTimeoutProtocol",
+        limit_concurrency=settings.max_connections,
+        timeout_graceful_shutdown=settings.shutdown_timeout_s,
+    )
 
 
 def plugin_path_command(

@@ -3,7 +3,8 @@
 FastAPI's own pages load Swagger UI and ReDoc from a CDN, so they are blank on a machine without internet
 access (a training cluster's). The same pages here load the copies that the ``fastapi-offline`` package
 ships (in the ``service`` extra), mounted under :data:`STATIC_URL`; nothing on them leaves this service.
-Like FastAPI's, they and ``/openapi.json`` need no token.
+They, their files and ``/openapi.json`` (:data:`DOCS_PATHS`) need the token like every route but ``/healthz``,
+unless ``REWARDKIT_DOCS_PUBLIC`` is true (a browser sends no token: that is how a person reads them).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import HTMLResponse
 
-__all__ = ["STATIC_PACKAGE", "STATIC_URL", "add_docs"]
+__all__ = ["DOCS_PATHS", "STATIC_PACKAGE", "STATIC_URL", "add_docs"]
 
 STATIC_URL = "/docs-static"
+#: The API's pages and schema (their files are under STATIC_URL).
+DOCS_PATHS = frozenset({"/docs", "/redoc", "/openapi.json"})
 STATIC_PACKAGE = (
     "fastapi_offline"  # its static/ folder: swagger-ui-bundle.js, swagger-ui.css, redoc.standalone.js
 )

@@ -1,37 +1,71 @@
-"""What stands between the socket and the routes: the access log's redaction of secrets in query strings,
-and the pure ASGI guard that limits request bodies (413), times each response and counts it."""
+"""What stands between the socket and the routes: one pure ASGI guard, and the access log's redaction.
+
+:class:`RequestGuard` runs before FastAPI sees a request, on its headers alone:
+
+- **the token** (``Authorization: Bearer``, or ``?token=`` for ``/get_reward``, compared in constant time)
+  is checked before any byte of the body is read: a caller without it gets 401 at once and the connection
+  is closed, so an anonymous 60 MiB body costs the server neither the upload nor the parsing;
+- **the body limit**: a declared ``Content-Length`` over ``REWARDKIT_MAX_BODY_MB`` is refused from the
+  headers, a streamed body as soon as it passes the limit (413, open routes included);
+- **the body timeout**: a body not fully arrived ``REWARDKIT_BODY_TIMEOUT_S`` after the request started gets
+  408 and the connection is closed. Uvicorn has no such bound: a client that trickles a byte every few
+  seconds would hold its connection, a task and its buffer for as long as it likes. It is a bound on the
+  whole body rather than on the gap between two reads, so no pace of trickling can stretch it;
+- **timing and metrics**: each answer to a caller with the token carries ``Server-Timing`` and
+  ``X-Rewardkit-Replica`` (which process answered); answers to callers without it carry neither.
+
+What is open without the token: ``/healthz``; ``/metrics`` with ``REWARDKIT_METRICS_PUBLIC``; the API's
+pages and schema (``/docs``, ``/redoc``, ``/openapi.json``, their files) with ``REWARDKIT_DOCS_PUBLIC``.
+A slow request *head* never reaches an ASGI app: :mod:`service.protocol` bounds it (``rewardkit serve``).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import json
 import logging
 import os
 import socket
 import time
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rewardkit.redact import redact_secrets
 
+from .docs import DOCS_PATHS, STATIC_URL
 from .metrics import Metrics
 from .settings import Settings
 
 ROUTES = {"/score", "/get_reward", "/rewards", "/rewards/columns", "/healthz", "/readyz", "/metrics"}
+#: Routes that take the token as a ``token`` query parameter too (OpenRLHF sends no headers).
+QUERY_TOKEN_ROUTES = frozenset({"/get_reward"})
+UNAUTHORIZED = "missing or invalid bearer token (send 'Authorization: Bearer <REWARDKIT_API_TOKEN>')"
+#: The most characters of one access-log field that are kept (and redacted): a path is not a payload.
+LOG_FIELD_CHARS = 2_000
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _ReadCut(Exception):
+    """The body read was stopped (over the limit, or too slow); the guard answers instead of the app."""
+
+
+def _for_log(value: str) -> str:
+    if len(value) > LOG_FIELD_CHARS:
+        value = f"{value[:LOG_FIELD_CHARS]}... ({len(value)} characters)"
+    return redact_secrets(value)
 
 
 class RedactQuerySecrets(logging.Filter):
     """Uvicorn's access log prints each path with its query string: a ``token=...`` there (OpenRLHF sends
-    the token in the URL) is replaced by ``***`` before the line is written anywhere."""
+    the token in the URL) is replaced by ``***`` before the line is written anywhere, and a path is cut to
+    :data:`LOG_FIELD_CHARS` characters."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(redact_secrets(arg) if isinstance(arg, str) else arg for arg in record.args)
+            record.args = tuple(_for_log(arg) if isinstance(arg, str) else arg for arg in record.args)
         elif isinstance(record.msg, str):
-            record.msg = redact_secrets(record.msg)
+            record.msg = _for_log(record.msg)
         return True
 
 
@@ -42,74 +76,150 @@ def redact_access_log() -> None:
         access.addFilter(RedactQuerySecrets())
 
 
-class LimitsAndMetrics:
-    """Pure ASGI middleware: 413 for bodies over the limit (declared or streamed), and request metrics."""
+def route_path(scope: Scope) -> str:
+    """The request's path under the app (without the ``root_path`` a proxy serves it under)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return (path[len(root) :] or "/") if root and path.startswith(root) else path
+
+
+def is_open(path: str, settings: Settings) -> bool:
+    """Whether ``path`` (under the app) is answered without the token."""
+    if settings.api_token is None or path == "/healthz":
+        return True
+    if path == "/metrics":
+        return settings.metrics_public
+    if path in DOCS_PATHS or path.startswith(STATIC_URL + "/"):
+        return settings.docs_public
+    return False
+
+
+class RequestGuard:
+    """Pure ASGI middleware: the token, the body's size and time limits, timing headers and metrics."""
 
     def __init__(self, app: ASGIApp, settings: Settings, metrics: Metrics) -> None:
-        self.app, self.limit, self.metrics = app, settings.max_body_bytes, metrics
+        self.app, self.settings, self.metrics = app, settings, metrics
+        self.limit = settings.max_body_bytes
+        token = settings.api_token
+        self.token = None if token is None else token.get_secret_value().encode()
         self.replica = f"{socket.gethostname()}:{os.getpid()}".encode()
 
+    # -- who may pass
+    def authorized(self, scope: Scope, path: str) -> bool:
+        """Whether the request carries the token (every header and, where allowed, query value is tried)."""
+        if self.token is None:
+            return True
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, token = value.partition(b" ")
+                if scheme.lower() == b"bearer" and self._matches(token.strip()):
+                    return True
+        if path in QUERY_TOKEN_ROUTES and b"token" in scope["query_string"]:
+            query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+            return any(self._matches(value.encode()) for name, value in query if name == "token")
+        return False
+
+    def _matches(self, token: bytes) -> bool:
+        return self.token is not None and hmac.compare_digest(token, self.token)
+
+    # -- the request
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        route = scope["path"] if scope["path"] in ROUTES else "other"
+        path = route_path(scope)
         start = time.perf_counter()
-        status = {"code": 500}
-        received = 0
-        exceeded = False
+        status = 500
+        caller = self.authorized(scope, path)
+        try:
+            if not caller and not is_open(path, self.settings):
+                status = 401
+                await answer(send, 401, UNAUTHORIZED, [(b"www-authenticate", b"Bearer")])
+                return
+            declared = dict(scope["headers"]).get(b"content-length", b"")
+            if declared.isdigit() and int(declared) > self.limit:
+                status = 413
+                await answer(send, 413, self._too_large(), self._stamp(caller, start))
+                return
+            status = await self._forward(scope, receive, send, caller, start)
+        finally:
+            route = path if path in ROUTES else "other"
+            self.metrics.requests.labels(route, str(status)).inc()
+            self.metrics.latency.labels(route).observe(time.perf_counter() - start)
 
-        async def limited_receive() -> Message:
-            nonlocal received, exceeded
-            message = await receive()
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, caller: bool, start: float) -> int:
+        """Run the app with the body read under the limits; the status sent (the guard's 408 or 413 when it
+        stopped the read: whatever the app made of the aborted read is dropped)."""
+        deadline = asyncio.get_running_loop().time() + self.settings.body_timeout_s
+        received, body_done = 0, False
+        cut: tuple[int, str] | None = None
+        sent = {"status": 500, "started": False}
+
+        async def guarded_receive() -> Message:
+            nonlocal received, body_done, cut
+            if body_done:  # after the body: the app waits for a disconnect, untimed
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                cut = (408, self._too_slow())
+                raise _ReadCut from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
-                    exceeded = True
-                    raise _BodyTooLarge
+                    cut = (413, self._too_large())
+                    raise _ReadCut
+                body_done = not message.get("more_body", False)
             return message
 
-        async def recording_send(message: Message) -> None:
-            if exceeded:  # the app answered the aborted read (FastAPI says 400): 413 goes out instead
+        async def stamped_send(message: Message) -> None:
+            if cut is not None:
                 return
             if message["type"] == "http.response.start":
-                status["code"] = message["status"]
-                took = (time.perf_counter() - start) * 1000  # request in to response out, for clients to see
-                headers = [
-                    *message.get("headers", []),
-                    (b"server-timing", f"app;dur={took:.1f}".encode()),
-                    (b"x-rewardkit-replica", self.replica),  # which process answered (workers, Ray)
-                ]
-                message = {**message, "headers": headers}
+                sent.update(status=message["status"], started=True)
+                message = {**message, "headers": [*message.get("headers", []), *self._stamp(caller, start)]}
             await send(message)
 
         try:
-            declared = dict(scope.get("headers", [])).get(b"content-length")
-            if declared is not None and declared.isdigit() and int(declared) > self.limit:
-                exceeded = True
-            else:
-                await self.app(scope, limited_receive, recording_send)
-        except _BodyTooLarge:
+            await self.app(scope, guarded_receive, stamped_send)
+        except _ReadCut:
             pass
-        finally:
-            if exceeded:
-                status["code"] = 413
-                await self._too_large(send)
-            self.metrics.requests.labels(route, str(status["code"])).inc()
-            self.metrics.latency.labels(route).observe(time.perf_counter() - start)
+        if cut is None:
+            return int(sent["status"])
+        if sent["started"]:  # a route that answered before reading its body: the connection just ends
+            return int(sent["status"])
+        await answer(send, cut[0], cut[1], self._stamp(caller, start))
+        return cut[0]
 
-    async def _too_large(self, send: Send) -> None:
-        mb = self.limit / (1024 * 1024)
-        body = json.dumps({"detail": f"request body over {mb:g} MiB (REWARDKIT_MAX_BODY_MB)"}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"x-rewardkit-replica", self.replica),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+    def _stamp(self, caller: bool, start: float) -> list[tuple[bytes, bytes]]:
+        """The headers that say which process answered, and how long it took: for callers with the token."""
+        if not caller:
+            return []
+        took = (time.perf_counter() - start) * 1000
+        return [(b"server-timing", f"app;dur={took:.1f}".encode()), (b"x-rewardkit-replica", self.replica)]
+
+    def _too_large(self) -> str:
+        return f"request body over {self.settings.max_body_mb:g} MiB (REWARDKIT_MAX_BODY_MB)"
+
+    def _too_slow(self) -> str:
+        limit = self.settings.body_timeout_s
+        return f"the request body did not arrive within {limit:g} s (REWARDKIT_BODY_TIMEOUT_S)"
+
+
+async def answer(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
+    """A JSON ``{"detail": ...}`` answer that closes the connection: what is left of the request's body is
+    never read."""
+    body = json.dumps({"detail": detail}).encode()
+    start: Message = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+            *headers,
+        ],
+    }
+    await send(start)
+    await send({"type": "http.response.body", "body": body})

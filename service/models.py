@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
@@ -13,6 +13,8 @@ from rewardkit.core import ALIAS_RE, MAX_ALIAS
 from rewardkit.engine import MAX_FUNCS, MAX_WEIGHT, RewardSpec
 
 Completion = str | list[dict[str, Any]]
+#: The longest reward name a request may hold (registered names are short; a longer one is a 422 at once).
+MAX_NAME = 128
 
 
 class SafeJSONResponse(JSONResponse):
@@ -62,7 +64,7 @@ class FuncRequest(BaseModel):
     # The JSON form of rewardkit.spec.RewardSpec (to_spec gives the spec); this docstring is the schema's
     # description in /openapi.json.
 
-    name: str = Field(min_length=1, examples=["countdown"])
+    name: str = Field(min_length=1, max_length=MAX_NAME, examples=["countdown"])
     weight: float = 1.0
     params: dict[str, Any] = Field(default_factory=dict, examples=[{"format_score": 0.1}])
     alias: str | None = Field(
@@ -103,7 +105,7 @@ class FuncRequest(BaseModel):
 
 
 class ScoreRequest(BaseModel):
-    funcs: list[str | FuncRequest] = Field(
+    funcs: list[Annotated[str, Field(min_length=1, max_length=MAX_NAME)] | FuncRequest] = Field(
         min_length=1, max_length=MAX_FUNCS, examples=[["countdown", {"name": "format", "weight": 0.5}]]
     )
     completions: list[Completion] = Field(examples=[["<think>...</think><answer>6 * 4</answer>"]])
@@ -177,6 +179,29 @@ class OpenRLHFResponse(BaseModel):
     extra_logs: dict[str, list[float]]
 
 
+class FieldError(BaseModel):
+    """One reason a request's body is invalid: where, and what (never the value sent)."""
+
+    loc: list[str | int] = Field(description="Where: 'body', then keys and indexes.")
+    msg: str
+    type: str = Field(description="Pydantic's error type, e.g. 'missing', 'string_too_long'.")
+
+
 class ErrorResponse(BaseModel):
+    """Every error answer: ``detail`` says what went wrong (at most 2,000 characters, secrets in URLs
+    masked)."""
+
     detail: str
-    available: list[str] | None = None
+    available: list[str] | None = Field(
+        default=None, description="422 for an unknown reward: the known ones."
+    )
+    errors: list[FieldError] | None = Field(
+        default=None, description="422 for an invalid body: each failure."
+    )
+
+
+class ReadyResponse(BaseModel):
+    """``/readyz``: ``ready`` when every reward's resources answer (200), else ``starting`` (503)."""
+
+    status: str = Field(examples=["ready"])
+    rewards: dict[str, str] = Field(description="Per reward: ready, starting, or why it is not built here.")

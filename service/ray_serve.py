@@ -10,6 +10,11 @@ gives it, and answers with ``X-Rewardkit-Replica`` (host:pid). The replicas of o
 metrics to one directory (prometheus_client's multiprocess mode, as ``--workers``), so ``/metrics``
 answered by any of them holds that machine's totals; Serve's own request counts come from Ray's metrics
 export.
+
+Of the slow-client bounds, the ASGI guard's (the token before the body, the body's size and time limits)
+hold in every replica; a replica stopped by Serve gets ``REWARDKIT_SHUTDOWN_TIMEOUT_S`` to finish its
+requests (Serve's ``graceful_shutdown_timeout_s``), and ``max_ongoing_requests`` caps what each one takes at
+once. Request heads and connections are Serve's proxy's to bound.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from fastapi import FastAPI
 from ray import serve
 
 from .metrics import MULTIPROC_ENV
+from .settings import Settings
 
 __all__ = ["RayOptions", "application", "run"]  # and `app`, built on import (below)
 
@@ -60,6 +66,7 @@ class RayOptions:
     max_replicas: int | None = None
     target_ongoing_requests: float = 4.0
     cpus: float = 1.0
+    shutdown_timeout_s: float = Settings.model_fields["shutdown_timeout_s"].default
 
     def deployment_options(self, metrics_dir: str | None = None) -> dict[str, Any]:
         # A local Ray's replicas inherit this process's environment; only where to add up their metrics is
@@ -73,6 +80,7 @@ class RayOptions:
             "ray_actor_options": {"num_cpus": self.cpus, "runtime_env": {"env_vars": env}},
             "max_ongoing_requests": 64,
             "health_check_period_s": 5,
+            "graceful_shutdown_timeout_s": self.shutdown_timeout_s,  # requests in flight finish first
         }
         if self.min_replicas is not None or self.max_replicas is not None:
             low = self.min_replicas if self.min_replicas is not None else 1
@@ -109,6 +117,7 @@ def __getattr__(name: str) -> Any:  # `serve deploy` / `serve run service.ray_se
             RayOptions(
                 replicas=int(os.environ.get("REWARDKIT_RAY_REPLICAS", "2")),
                 cpus=float(os.environ.get("REWARDKIT_RAY_CPUS", "1")),
+                shutdown_timeout_s=Settings().shutdown_timeout_s,
             )
         )
     raise AttributeError(name)

@@ -19,7 +19,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="REWARDKIT_", extra="ignore")
 
     api_token: SecretStr | None = Field(
-        default=None, description="When set, every route but /healthz needs 'Authorization: Bearer <token>'."
+        default=None,
+        description="When set, every route but /healthz needs 'Authorization: Bearer <token>' (and "
+        "/get_reward takes it as ?token= too), checked on the headers before the body is read.",
     )
     max_batch: int = Field(default=16_384, ge=1, description="Most completions in one request (413 above).")
     max_body_mb: float = Field(default=64.0, gt=0, description="Largest request body in MiB (413 above).")
@@ -34,6 +36,36 @@ class Settings(BaseSettings):
         le=86_400,
         description="Longest time one scoring request may take; past it the caller gets 504 and the "
         "request's slow parts (math workers, judge calls) are cancelled.",
+    )
+    body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Longest time a request's body may take to arrive (408 and the connection closed past "
+        "it): 64 MiB at 2.2 MB/s, while a client that trickles its body holds nothing longer.",
+    )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Longest time a connection may take to send a request's head (from connecting, or from "
+        "its first byte after a kept-alive response); past it the connection is closed ('rewardkit serve').",
+    )
+    max_connections: int = Field(
+        default=1024,
+        ge=1,
+        description="Connections a process holds at once; a request that finds this many open gets 503 "
+        "('rewardkit serve', per worker process).",
+    )
+    shutdown_timeout_s: int = Field(
+        default=310,
+        ge=0,
+        description="On SIGTERM, how long requests in flight may finish before they are cancelled (idle "
+        "connections close at once): keep it under the pod's terminationGracePeriodSeconds ('rewardkit "
+        "serve'; Ray Serve's graceful_shutdown_timeout_s).",
+    )
+    docs_public: bool = Field(
+        default=False,
+        description="Serve /docs, /redoc and /openapi.json without the token (they describe every route and "
+        "setting name; by default they need it like every route but /healthz).",
     )
     metrics_public: bool = Field(
         default=False,

@@ -9,8 +9,8 @@ from rewardkit import registry
 from rewardkit.core import Reward, RewardError
 from rewardkit.policy import RemotePolicy
 
-from ..deps import Authorized, PolicyDep, RewardsDep, SettingsDep
-from ..models import SafeJSONResponse
+from ..deps import PolicyDep, RewardsDep, SettingsDep
+from ..models import ReadyResponse, SafeJSONResponse
 
 router = APIRouter(tags=["health"])
 
@@ -37,7 +37,10 @@ async def healthz() -> dict[str, str]:
 @router.get(
     "/readyz",
     summary="Readiness: every reward's resources (the math worker pool) answer",
-    dependencies=Authorized,
+    response_model=ReadyResponse,
+    responses={
+        503: {"model": ReadyResponse, "description": "Starting: a reward's resources do not answer yet."}
+    },
 )
 async def readyz(rewards: RewardsDep, settings: SettingsDep, policy: PolicyDep) -> SafeJSONResponse:
     states: dict[str, str] = {}

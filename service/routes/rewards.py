@@ -7,17 +7,16 @@ from starlette.concurrency import run_in_threadpool
 
 from rewardkit import __version__, registry
 
-from ..deps import Authorized, PolicyDep, SettingsDep
+from ..deps import PolicyDep, SettingsDep
 from ..models import (
     ColumnsResponse,
-    ErrorResponse,
     FuncRequest,
     ParamPolicy,
     RewardDescription,
     RewardsResponse,
 )
 
-router = APIRouter(tags=["rewards"], dependencies=Authorized)
+router = APIRouter(tags=["rewards"])
 
 
 @router.get(
@@ -48,7 +47,6 @@ async def list_rewards(policy: PolicyDep, settings: SettingsDep) -> RewardsRespo
     "/rewards/columns",
     summary="The columns one configured reward reads (a custom judge template's placeholders included), "
     "under the request's names when it maps them",
-    responses={422: {"model": ErrorResponse}},
 )
 async def reward_columns(func: FuncRequest, policy: PolicyDep) -> ColumnsResponse:
     # Built as a scoring request would be (the caller policy), so the answer is about what /score will do.

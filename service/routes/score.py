@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ..deps import Authorized, ScorerDep
-from ..models import ErrorResponse, SafeJSONResponse, ScoreRequest, ScoreResponse
+from ..deps import ScorerDep
+from ..models import SafeJSONResponse, ScoreRequest, ScoreResponse
 from ..scoring import batch_body, spec_from_request
 
-router = APIRouter(tags=["score"], dependencies=Authorized)
+router = APIRouter(tags=["score"])
 
 
 @router.post(
     "/score",
     summary="Score a batch with one or more rewards",
     response_model=ScoreResponse,
-    responses={
-        413: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        504: {"model": ErrorResponse, "description": "over REWARDKIT_REQUEST_TIMEOUT_S"},
-    },
 )
 async def score(body: ScoreRequest, scorer: ScorerDep) -> SafeJSONResponse:
     scorer.check_batch(len(body.completions))
