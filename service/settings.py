@@ -29,7 +29,12 @@ class Settings(BaseSettings):
         default_factory=lambda: ["math"],
         description="Rewards applied by POST /get_reward (comma-separated or a JSON list).",
     )
-    ready_timeout_s: float = Field(default=30.0, gt=0, description="How long /readyz waits for a worker.")
+    ready_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long /readyz waits for a reward's resources (start-up waits for them too, at most "
+        "10 s of it: the math worker host is up before the first request).",
+    )
     request_timeout_s: float = Field(
         default=300.0,
         gt=0,
