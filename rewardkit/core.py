@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from rewardkit.chat import completion_text
+from rewardkit.redact import clip, shown
 from rewardkit.trainer_names import note_trainer_name
 
 __all__ = [
@@ -141,7 +142,7 @@ def number_error(owner: str, name: str, rule: str, value: object) -> ValueError:
     """
     if isinstance(value, int) and not isinstance(value, bool) and not finite_number(value):
         return ValueError(f"{owner}: {name} is a number too large to use; it must be {rule}")
-    return ValueError(f"{owner}: {name} must be {rule}, got {value!r}")
+    return ValueError(f"{owner}: {name} must be {rule}, got {shown(value)}")
 
 
 #: The largest magnitude a reward's value parameters (``correct``, ``wrong``, a penalty...) may have. With
@@ -241,10 +242,10 @@ def missing_column(
     """
     source = source or name
     names = sorted(given)
-    mapped = f" (read as {name!r})" if source != name else ""
+    mapped = f" (read as {shown(name)})" if source != name else ""
     message = (
-        f"reward {reward!r}: required column {source!r}{mapped} is missing (expected a list of {n} values, "
-        f"one per completion; columns given: {', '.join(names) or 'none'})"
+        f"reward {reward!r}: required column {shown(source)}{mapped} is missing (expected a list of {n} "
+        f"values, one per completion; columns given: {clip(', '.join(names)) or 'none'})"
     )
     alias = next((a for a in COLUMN_ALIASES.get(name, ()) if a in names and a != source), None)
     if alias is not None:
@@ -258,12 +259,12 @@ def as_column(name: str, value: object, n: int, reward: str) -> list[Any]:
         value = value.tolist()  # numpy arrays, torch tensors
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         raise ColumnError(
-            f"reward {reward!r}: column {name!r} must be a list with one value per completion "
+            f"reward {reward!r}: column {shown(name)} must be a list with one value per completion "
             f"({n} completions), got {type(value).__name__}"
         )
     if len(value) != n:
         raise ColumnError(
-            f"reward {reward!r}: column {name!r} has {len(value)} values but there are {n} completions"
+            f"reward {reward!r}: column {shown(name)} has {len(value)} values but there are {n} completions"
         )
     return list(value)
 
