@@ -43,7 +43,7 @@ ROUTES = {"/score", "/get_reward", "/rewards", "/rewards/columns", "/healthz", "
 QUERY_TOKEN_ROUTES = frozenset({"/get_reward"})
 UNAUTHORIZED = "missing or invalid bearer token (send 'Authorization: Bearer <REWARDKIT_API_TOKEN>')"
 #: The most characters of one access-log field that are kept (and redacted): a path is not a payload.
-LOG_FIELD_CHARS = 2_000
+LOG_FIELD_CHARS = 1_000
 
 
 class _ReadCut(Exception):
