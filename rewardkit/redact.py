@@ -52,8 +52,10 @@ SECRET_NAMES = frozenset(
 #: The most characters of a caller's value an error message shows.
 SHOWN_CHARS = 200
 
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s\"'?#]+@")
-_QUERY_PARAM = re.compile(r"([?&;])([^=&;\s\"'#]*)=([^&;\s\"'#]*)")
+# Both are linear: a scheme starts where no scheme character precedes it, and a parameter's name cannot
+# span another "?", so a long run of either is not rescanned from each of its characters.
+_USERINFO = re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s\"'?#]+@")
+_QUERY_PARAM = re.compile(r"([?&;])([^=&;?\s\"'#]*)=([^&;\s\"'#]*)")
 
 
 def _secret_name(raw: str) -> bool:

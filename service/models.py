@@ -157,6 +157,7 @@ class RewardsResponse(BaseModel):
     rewards: list[RewardDescription]
     max_batch: int
     max_body_mb: float
+    max_request_chars: int
     request_timeout_s: float
     version: str
 

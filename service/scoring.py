@@ -92,6 +92,7 @@ class Scorer:
                 columns,
                 build=self.policy.build,
                 deadline_s=self.settings.request_timeout_s,
+                max_chars=self.settings.max_request_chars,
                 offload=run_in_threadpool,
                 golds=golds,
             )

@@ -25,6 +25,13 @@ class Settings(BaseSettings):
     )
     max_batch: int = Field(default=16_384, ge=1, description="Most completions in one request (413 above).")
     max_body_mb: float = Field(default=64.0, gt=0, description="Largest request body in MiB (413 above).")
+    max_request_chars: int = Field(
+        default=256_000_000,
+        ge=1,
+        description="Most characters the rewards of one request may read in all: the text of its completions "
+        "and columns times the number of rewards (422 above). With the request deadline it bounds the work "
+        "one request can ask for (the cost model in service/README.md).",
+    )
     openrlhf_funcs: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["math"],
         description="Rewards applied by POST /get_reward (comma-separated or a JSON list).",

@@ -38,6 +38,7 @@ async def list_rewards(policy: PolicyDep, settings: SettingsDep) -> RewardsRespo
         ],
         max_batch=settings.max_batch,
         max_body_mb=settings.max_body_mb,
+        max_request_chars=settings.max_request_chars,
         request_timeout_s=settings.request_timeout_s,
         version=__version__,
     )
