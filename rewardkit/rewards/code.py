@@ -350,7 +350,7 @@ class CodeReward(Reward):
                     out[i] = Explained(None, "bad_tests", {"error": "a test holds something not JSON-like"})
                     continue
                 tallies[key] = _Tally(cases, self.mode, self.float_tol)
-                jobs.append(Job(payload, limits, key, tallies[key].see))
+            jobs.append(Job(payload, limits, key, tallies[key].see))  # the pool runs a key once
             owners.append((i, key))
         results = await shared_pool(self.max_concurrency, self._config()).run(jobs)
         runs = {job.key: result for job, result in zip(jobs, results, strict=True)}

@@ -18,7 +18,8 @@ Only this parent process writes to stdout. Each test runs in a child forked from
 its own, with stdin an in-memory file holding the test's input, stdout and a report pipe read by the
 parent, stderr ``/dev/null``, every other descriptor closed and the rlimits set (CPU seconds, address
 space, processes, file size, open files, no core). The parent kills the group at the test's wall-clock
-limit or when the output passes its cap, and collects its processes: the parent is the sandbox's PID 1
+limit or when the output passes its cap (or at once when the service stops reading its results: it ended
+the run, or died), and collects its processes: the parent is the sandbox's PID 1
 (``bwrap --as-pid-1``: no process of bwrap's runs inside, holding the result pipe), so orphans come to it
 and no signal from inside reaches it. The parent is not dumpable (the interpreter it runs from is
 execute-only: :mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open
@@ -148,15 +149,16 @@ def _execute(job: dict[str, Any], code: Any, item: Any) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     value: Any = None
     try:
-        exec(code, namespace)
-        if kind == "call":
-            value = _function(namespace, job["fn_name"])(*item)
-        elif kind == "assert":
-            exec(item, namespace)
+        try:
+            exec(code, namespace)
+            if kind == "call":
+                value = _function(namespace, job["fn_name"])(*item)
+            elif kind == "assert":
+                exec(item, namespace)
+        except SystemExit as exc:  # a normal end for a script; a test or a call that never ran otherwise
+            if kind != "stdio" or exc.code not in (None, 0):
+                return {"status": "error", "error": f"SystemExit: {str(exc.code)[:100]}"}
         sys.stdout.flush()
-    except SystemExit as exc:
-        if kind == "call" or exc.code not in (None, 0):
-            return {"status": "error", "error": f"SystemExit: {str(exc.code)[:100]}"}
     except MemoryError:
         return {"status": "memory"}
     except BaseException as exc:
@@ -230,6 +232,7 @@ def _collect(
     poller = select.poll()
     for fd in data:
         poller.register(fd, select.POLLIN)
+    poller.register(1, 0)  # POLLERR: the service closed its end (it ended the run, or it died)
     pidfd: int | None = None
     try:
         pidfd = os.pidfd_open(pid)
@@ -248,6 +251,10 @@ def _collect(
             if fd == pidfd:
                 ended = os.wait4(pid, 0)
                 continue
+            if fd == 1:  # nobody reads the results: end the sandbox (the namespace goes with PID 1)
+                _kill(pid)
+                _reap(pid)
+                os._exit(1)
             chunk = os.read(fd, _READ)
             if not chunk:
                 poller.unregister(fd)

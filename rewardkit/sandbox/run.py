@@ -246,9 +246,13 @@ async def run_sandbox(
         _kill_group(proc)
         for fd in (out_r, err_r):
             loop.remove_reader(fd)
-        await _reap(proc, exited)
-        for fd in (out_r, err_r) + ((pidfd,) if pidfd is not None else ()):
-            os.close(fd)
+        try:
+            await _reap(proc, exited)
+        finally:
+            fds = (out_r, err_r) + ((pidfd,) if pidfd is not None else ())
+            for fd in fds:
+                loop.remove_reader(fd)  # before closing: the number is soon another sandbox's
+                os.close(fd)
     result = run.result
     result.seconds = time.monotonic() - run.started
     if result.ended == "crashed":
@@ -300,8 +304,7 @@ def _watch_exit(
         loop.remove_reader(pidfd)
         done()
 
-    loop.add_reader(pidfd, on_exit)
-    exited.add_done_callback(lambda _: loop.remove_reader(pidfd))
+    loop.add_reader(pidfd, on_exit)  # the caller removes it before it closes the pidfd
     return pidfd
 
 
@@ -318,7 +321,7 @@ async def _reap(proc: subprocess.Popen[bytes], exited: asyncio.Future[None]) -> 
         await asyncio.wait_for(asyncio.shield(exited), timeout=10)
     except TimeoutError:
         pass
-    finally:
+    finally:  # also when the wait is cancelled (the batch ends): killed, bwrap is gone in a moment
         if not exited.done():
             exited.cancel()
-    proc.wait()
+        proc.wait()

@@ -27,13 +27,13 @@ from rewardkit import get
 from rewardkit.core import Scored
 from tests.security.sandbox_unprivileged import FORGE, PROCESSES
 from tests.support.fake_judge import FakeJudge
+from tests.support.processes import DAEMON_MARKER, settled
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "rk-secret-" + "5f0c2e9a"  # the service's token, as the server process holds it
 HONEST = "a, b = map(int, input().split())\nprint(a + b)"
 HONEST_TEST = {"inputs": ["2 3"], "outputs": ["5"]}
 ANYTHING = {"inputs": [""], "outputs": ["x"]}
-SANDBOX_UIDS = 1 << 20  # a root service's sandboxes run as random user ids from here up
 
 
 def fenced(program: str) -> str:
@@ -66,31 +66,6 @@ def on_host(program: str) -> str:
         [sys.executable, "-c", textwrap.dedent(program)], capture_output=True, text=True, timeout=30
     )
     return run.stdout
-
-
-def sandbox_processes() -> list[str]:
-    """Processes of the host running as a root service's sandbox users, or with the daemon's marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        uid = int(status.split("\nUid:")[1].split()[0])
-        if uid >= SANDBOX_UIDS or b"987.654321" in cmdline:
-            found.append(f"{entry.name}: uid {uid} {cmdline[:80]!r}")
-    return found
-
-
-def settled() -> list[str]:
-    """The sandbox processes still there after up to 3 s (a killed namespace takes a moment to go)."""
-    end = time.monotonic() + 3
-    while (left := sandbox_processes()) and time.monotonic() < end:
-        time.sleep(0.1)
-    return left
 
 
 @pytest.fixture
@@ -290,14 +265,14 @@ def test_fork_bomb_disk_fill_and_daemon_are_bounded_and_leave_nothing_behind() -
             except OSError:
                 print("BLOCKED" if written <= 128 else f"ESCAPED {written} MB")
             """,
-        "daemon": """
+        "daemon": f"""
             import os, time
             r, w = os.pipe()
             if os.fork() == 0:
                 os.setsid()
                 pid = os.fork()
                 if pid == 0:
-                    os.execv("/usr/bin/sleep", ["sleep", "987.654321"])
+                    os.execv("/usr/bin/sleep", ["sleep", "{DAEMON_MARKER.decode()}"])
                 os.write(w, str(pid).encode())
                 os._exit(0)
             daemon = int(os.read(r, 20))

