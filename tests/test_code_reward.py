@@ -137,6 +137,23 @@ def test_identical_programs_of_a_group_run_once() -> None:
     assert 0 < after["startup_s_mean"] < 10
 
 
+def test_a_run_stops_at_its_first_failing_test() -> None:
+    """A looping program against eight tests costs one timeout, not eight (the sandbox is killed as soon as
+    its result is known: ``mode="all"`` at the first failure, ``"fraction"`` at the first timeout)."""
+    tests = [{"inputs": [""] * 8, "outputs": ["x"] * 8}] * 2
+    for mode in ("all", "fraction"):
+        reward = get("code", mode=mode, timeout_s=1.0, max_concurrency=2)
+        start = time.monotonic()
+        scored = reward.score_detailed(
+            [fenced("while True:\n    pass"), fenced("# two\nwhile True: pass")], tests=tests
+        )
+        elapsed = time.monotonic() - start
+        assert scored.reasons == ["timeout", "timeout"]
+        assert [d["passed"] for d in scored.details] == [0, 0] and scored.details[0]["tests"] == 8
+        assert elapsed < 5, (mode, elapsed)  # 1 s each, side by side; 8 s a program had it gone on
+    assert settled() == []
+
+
 def test_the_request_deadline_kills_the_batch() -> None:
     reward = get("code", timeout_s=20.0, max_concurrency=4)
     tests = [{"inputs": [""], "outputs": ["x"]}] * 4

@@ -236,7 +236,9 @@ async def run_sandbox(
     loop.add_reader(out_r, _reader(out_r, run.feed, lambda: run.end("crashed")))
     loop.add_reader(err_r, _reader(err_r, lambda b: _keep(run.stderr, b), lambda: None))
     try:
-        done, _ = await asyncio.wait([run.finished, exited], timeout=wall)
+        done, _ = await asyncio.wait(
+            [run.finished, exited], timeout=wall, return_when=asyncio.FIRST_COMPLETED
+        )
         if not done:
             run.end("wall_clock")
         elif run.finished not in done:  # bwrap ended: what is left in the pipe is its last word
