@@ -152,10 +152,10 @@ class _Tally:
                 return f"wrong_answer:{index}"
             return None
         if test.status == "error":
-            name = (test.error or "").split(":", 1)[0].strip()
+            name, _, said = (test.error or "").partition(":")
             if kind == "assert" and name == "AssertionError":
                 return f"wrong_answer:{index}"
-            match = _TYPE.match(name.removeprefix("Signal").strip() or name)
+            match = _TYPE.match(said.strip() if name == "Signal" else name.strip())  # "Signal: SIGSEGV"
             return f"runtime_error:{match.group(0) if match else 'unknown'}"
         return (
             test.status if test.status in ("timeout", "memory", "output_limit") else "runtime_error:unknown"

@@ -1,4 +1,4 @@
-"""What runs inside the sandbox: one program against its tests, one forked process a test.
+"""What runs inside the sandbox: one program against its tests, in forked processes.
 
 This file is not imported inside the sandbox: its text goes to the interpreter with ``-c`` (standard
 library only, so it needs nothing from the service's environment; and not even ``typing``, ``json`` or
@@ -11,18 +11,21 @@ library only, so it needs nothing from the service's environment; and not even `
 and writes JSON lines on stdout: ``{"ready": true}`` first (before it touches the program), then
 ``{"compile_error": "SyntaxError: ..."}`` and nothing more, or one ``{"test": i, "status": ...}`` a test
 and ``{"done": true}``. A test's ``status`` is ``ok``, ``error`` (with ``error``: ``"Type: message"``),
-``timeout``, ``memory`` or ``output_limit``; ``stdout`` is what the program printed (cut at
-``output_bytes``), ``value`` the JSON of a call's return value.
+``timeout``, ``memory`` or ``output_limit`` (``bad_test`` when a test's own code does not compile);
+``stdout`` is what the program printed (cut at ``output_bytes``), ``value`` the JSON of a call's return
+value.
 
-Only this parent process writes to stdout. Each test runs in a child forked from it, in a process group of
-its own, with stdin an in-memory file holding the test's input, stdout and a report pipe read by the
-parent, stderr ``/dev/null``, every other descriptor closed and the rlimits set (CPU seconds, address
-space, processes, file size, open files, no core). The parent kills the group at the test's wall-clock
-limit or when the output passes its cap (or at once when the service stops reading its results: it ended
-the run, or died), and collects its processes: the parent is the sandbox's PID 1
-(``bwrap --as-pid-1``: no process of bwrap's runs inside, holding the result pipe), so orphans come to it
-and no signal from inside reaches it. The parent is not dumpable (the interpreter it runs from is
-execute-only: :mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open
+Only this parent process writes to stdout. The tests run in a child forked from it, in a process group of
+its own, one after the other (as the datasets' own judges run them, so a test costs no fork): each with a
+fresh namespace and stdin an in-memory file holding its input; stdout and a report pipe read by the parent,
+stderr ``/dev/null``, every other descriptor closed, the rlimits set (CPU seconds, address space,
+processes, file size, open files, no core). After each test the child waits for the parent's go, so no
+output runs into the next test's. The parent kills the group at a test's wall-clock limit, when its output
+passes the cap or when the child dies, and forks a new child for the tests after it; it ends at once when
+the service stops reading its results (it ended the run, or died). It collects the processes too: it is
+the sandbox's PID 1 (``bwrap --as-pid-1``: no process of bwrap's runs inside, holding the result pipe), so
+orphans come to it and no signal from inside reaches it. The parent is not dumpable (the interpreter it
+runs from is execute-only: :mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open
 ``/proc/<parent>/fd/1``, read the parent's memory nor ptrace it: a program cannot write the parent's result
 lines. It never sees the expected outputs of stdin/stdout and call tests either: the service compares.
 When the service runs as root, the parent first drops to the user id given in ``argv`` (the sandbox's
@@ -47,8 +50,19 @@ _REPORT_SLACK = 4096  # a report's bytes beyond the value's own cap
 _READ = 65536
 _REPORTED = (b"ok", b"error", b"memory", b"output_limit")
 _SIGKILL, _SIGXCPU = 9, 24  # Linux's numbers (x86, arm, riscv, ppc, s390)
-_SIGNALS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV", 13: "SIGPIPE", 31: "SIGSYS"}
-_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
+_SIGNALS = dict(
+    enumerate(
+        "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP "
+        "TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS".split(),
+        start=1,
+    )
+)
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {
+    ord("\n"): "\\n",
+    ord("\t"): "\\t",
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
+}
 
 
 def _json(value: object) -> str:
@@ -93,23 +107,6 @@ def _site() -> None:
 
     site.setquit()
     sys.path.extend(path for path in site.getsitepackages() if os.path.isdir(path))
-
-
-def _cpu_limit(job: dict[str, Any]) -> int:
-    return int(job["timeout_s"]) + 1
-
-
-def _set_limits(job: dict[str, Any]) -> None:
-    cpu = _cpu_limit(job)
-    for which, soft, hard in (
-        (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_AS, job["memory_bytes"], job["memory_bytes"]),
-        (resource.RLIMIT_NPROC, job["processes"], job["processes"]),
-        (resource.RLIMIT_NOFILE, job["open_files"], job["open_files"]),
-        (resource.RLIMIT_FSIZE, job["file_bytes"], job["file_bytes"]),
-        (resource.RLIMIT_CORE, 0, 0),
-    ):
-        resource.setrlimit(which, (soft, hard))
 
 
 def _function(namespace: dict[str, Any], name: str) -> Any:
@@ -168,32 +165,63 @@ def _execute(job: dict[str, Any], code: Any, item: Any) -> dict[str, Any]:
     return {"status": "ok"}
 
 
-def _child(job: dict[str, Any], code: Any, item: Any, out_w: int, report_w: int) -> NoReturn:
-    report: dict[str, Any] = {"status": "error", "error": "HarnessError: the test did not start"}
+def _set_limits(job: dict[str, Any], tests: int) -> None:
+    """The child's rlimits; its CPU seconds cover its ``tests`` (each test's wall clock is the parent's)."""
+    cpu = tests * (int(job["timeout_s"]) + 1)
+    for which, soft, hard in (
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_AS, job["memory_bytes"], job["memory_bytes"]),
+        (resource.RLIMIT_NPROC, job["processes"], job["processes"]),
+        (resource.RLIMIT_NOFILE, job["open_files"], job["open_files"]),
+        (resource.RLIMIT_FSIZE, job["file_bytes"], job["file_bytes"]),
+        (resource.RLIMIT_CORE, 0, 0),
+    ):
+        resource.setrlimit(which, (soft, hard))
+
+
+def _frame(report: dict[str, Any]) -> bytes:
+    """A report as the child sends it: its length, a newline, ``status NUL error NUL value``."""
+    error = str(report.get("error", "")).replace("\0", " ")
+    body = "\0".join((report["status"], error, str(report.get("value", "")))).encode("utf-8", "replace")
+    return str(len(body)).encode() + b"\n" + body
+
+
+def _stdin(text: str) -> None:
+    """Make ``text`` the program's stdin (fd 0 and ``sys.stdin``): an in-memory file."""
+    fd = os.memfd_create("stdin", 0)
+    _write(fd, text.encode("utf-8", "replace"))
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.dup2(fd, 0)
+    os.close(fd)
+    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+
+
+def _child(
+    job: dict[str, Any], code: Any, items: list[Any], start: int, fds: tuple[int, int, int]
+) -> NoReturn:
+    """Run the tests from ``start`` on, one after the other, each reported on fd 3; after each, wait on fd 4
+    for the parent's go (it has read the test's output by then: no output runs into the next test's)."""
     try:
         os.setpgid(0, 0)
-        data = item.encode("utf-8") if job["kind"] == "stdio" else b""
-        stdin = os.memfd_create("stdin", 0)
-        while data:
-            data = data[os.write(stdin, data) :]
-        os.lseek(stdin, 0, os.SEEK_SET)
         null = os.open("/dev/null", os.O_WRONLY)
-        os.dup2(stdin, 0)
-        os.dup2(out_w, 1)
-        os.dup2(null, 2)
-        os.dup2(report_w, 3)
-        os.closerange(4, 1 << 16)
-        _set_limits(job)
-        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        for fd, target in ((fds[0], 1), (null, 2), (fds[1], 3), (fds[2], 4)):
+            os.dup2(fd, target)
+        os.closerange(5, 1 << 16)
+        _set_limits(job, len(items) - start)
+        stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        stderr = open(2, "w", closefd=False)  # noqa: SIM115
         sys.argv = ["program"]
-        report = _execute(job, code, item)
-    except BaseException as exc:  # noqa: B036 - whatever happens, the child reports and exits here
-        report = {"status": "error", "error": _describe(exc)}
-    try:  # status NUL error NUL value: a format the parent reads without a parser
-        error, value = str(report.get("error", "")).replace("\0", " "), str(report.get("value", ""))
-        _write(3, "\0".join((report["status"], error, value)).encode("utf-8", "replace"))
+        for index in range(start, len(items)):
+            _stdin(items[index] if job["kind"] == "stdio" else "")
+            sys.stdout, sys.stderr = stdout, stderr
+            _write(3, _frame(_execute(job, code, items[index])))
+            if index + 1 == len(items) or os.read(4, 1) != b"g":
+                break
+    except BaseException as exc:  # noqa: B036 - a harness failure in the child: reported, then out
+        try:
+            _write(3, _frame({"status": "error", "error": "HarnessError: " + _describe(exc)}))
+        except BaseException:  # noqa: B036, S110 - the program closed fd 3: the parent sees no report
+            pass
     finally:
         os._exit(0)
 
@@ -221,81 +249,134 @@ def _reap(pgid: int) -> None:
         pass
 
 
-def _collect(
-    job: dict[str, Any], pid: int, out_r: int, report_r: int
-) -> tuple[str | None, bytes, bytes, int, float]:
-    """Read the child's output and report until it exits, its time is up or its output passes the cap;
-    then kill what is left of its process group. Returns (verdict or None, stdout, report, wait status,
-    the child's CPU seconds)."""
-    caps = {out_r: job["output_bytes"], report_r: job["output_bytes"] + _REPORT_SLACK}
-    data = {out_r: bytearray(), report_r: bytearray()}
-    poller = select.poll()
-    for fd in data:
-        poller.register(fd, select.POLLIN)
-    poller.register(1, 0)  # POLLERR: the service closed its end (it ended the run, or it died)
-    pidfd: int | None = None
-    try:
-        pidfd = os.pidfd_open(pid)
-        poller.register(pidfd, select.POLLIN)
-    except (AttributeError, OSError):
-        pass  # an old kernel: look at the child every few milliseconds
-    end = time.monotonic() + job["timeout_s"]
-    verdict: str | None = None
-    ended: tuple[int, int, Any] | None = None
-    while verdict is None and ended is None:
-        left = end - time.monotonic()
-        if left <= 0:
-            verdict = "timeout"
-            break
-        for fd, _ in poller.poll(left * 1000 if pidfd is not None else min(left * 1000, 5)):
-            if fd == pidfd:
-                ended = os.wait4(pid, 0)
-                continue
-            if fd == 1:  # nobody reads the results: end the sandbox (the namespace goes with PID 1)
-                _kill(pid)
-                _reap(pid)
-                os._exit(1)
-            chunk = os.read(fd, _READ)
-            if not chunk:
-                poller.unregister(fd)
-            data[fd] += chunk
-            if len(data[fd]) > caps[fd]:
-                verdict = "output_limit"
-        if pidfd is None and ended is None:
-            ended = os.wait4(pid, os.WNOHANG)
-            ended = ended if ended[0] else None
-    _kill(pid)  # the rest of its group (the child itself, when it is still running)
-    if ended is None:
-        ended = os.wait4(pid, 0)
-    _reap(pid)
-    if pidfd is not None:
-        os.close(pidfd)
-    if verdict is None:
-        for fd in (out_r, report_r):  # what the pipes still hold
-            os.set_blocking(fd, False)
+def _fork() -> int:
+    """``os.fork``, retried for up to a second while the processes of a killed child are still dying."""
+    for _ in range(100):
+        try:
+            return os.fork()
+        except BlockingIOError:  # EAGAIN: RLIMIT_NPROC
+            _reap(0)
+            time.sleep(0.01)
+    return os.fork()
+
+
+class _Child:
+    """The parent's side of one child: its pipes, its end, and reading one test's output and report."""
+
+    def __init__(self, job: dict[str, Any], pid: int, out_r: int, report_r: int, tests: int) -> None:
+        self.job, self.pid, self.out_r, self.report_r = job, pid, out_r, report_r
+        self.cpu_limit = tests * (int(job["timeout_s"]) + 1)
+        self.caps = {out_r: job["output_bytes"], report_r: job["output_bytes"] + _REPORT_SLACK}
+        self.data = {out_r: bytearray(), report_r: bytearray()}
+        self.poller = select.poll()
+        for fd in self.data:
+            self.poller.register(fd, select.POLLIN)
+        self.poller.register(1, 0)  # POLLERR: the service closed its end (it ended the run, or it died)
+        self.pidfd: int | None = None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+            self.poller.register(self.pidfd, select.POLLIN)
+        except (AttributeError, OSError):
+            pass  # an old kernel: look at the child every few milliseconds
+        self.ended: tuple[int, int, Any] | None = None
+
+    def _report(self) -> bytes | None:
+        """The next complete report, or ``None``; ``ValueError`` for a malformed one (the program's)."""
+        buffer = self.data[self.report_r]
+        cut = buffer.find(b"\n")
+        if cut < 0:
+            if len(buffer) > 20:
+                raise ValueError("no length")
+            return None
+        size = int(buffer[:cut]) if buffer[:cut].isdigit() else -1
+        if not 0 <= size <= self.caps[self.report_r]:
+            raise ValueError("bad length")
+        if len(buffer) < cut + 1 + size:
+            return None
+        body = bytes(buffer[cut + 1 : cut + 1 + size])
+        del buffer[: cut + 1 + size]
+        return body
+
+    def _drain(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        try:
+            while len(self.data[fd]) <= self.caps[fd]:
+                chunk = os.read(fd, _READ)
+                if not chunk:
+                    break
+                self.data[fd] += chunk
+        except BlockingIOError:  # nothing more now (a process of the program may still hold the pipe)
+            pass
+        finally:
+            os.set_blocking(fd, True)
+
+    def test(self) -> tuple[dict[str, Any], bool]:
+        """Wait for the current test's end: (its result, whether the child goes on to the next test)."""
+        end = time.monotonic() + self.job["timeout_s"]
+        out = self.data[self.out_r]
+        while True:
             try:
-                while len(data[fd]) <= caps[fd]:
-                    chunk = os.read(fd, _READ)
-                    if not chunk:
-                        break
-                    data[fd] += chunk
-            except BlockingIOError:  # a process that escaped the group still holds the pipe
-                pass
-            if len(data[fd]) > caps[fd]:
-                verdict = "output_limit"
-    cpu_s = ended[2].ru_utime + ended[2].ru_stime
-    return verdict, bytes(data[out_r][: caps[out_r]]), bytes(data[report_r]), ended[1], cpu_s
+                report = self._report()
+            except ValueError:
+                return {"status": "error", "error": "NoReport: the test process wrote a broken report"}, False
+            if report is not None:
+                self._drain(self.out_r)
+                if len(out) > self.caps[self.out_r]:
+                    return {"status": "output_limit"}, False
+                return _verdict(self.job["kind"], report, 0, 0.0, 1), self.ended is None
+            if len(out) > self.caps[self.out_r] or len(self.data[self.report_r]) > self.caps[self.report_r]:
+                return {"status": "output_limit"}, False
+            if self.ended is not None:  # it ended within this test, without a report
+                status, cpu_s = self.ended[1], self.ended[2].ru_utime + self.ended[2].ru_stime
+                return _verdict(self.job["kind"], b"", status, cpu_s, self.cpu_limit), False
+            left = end - time.monotonic()
+            if left <= 0:
+                return {"status": "timeout"}, False
+            self._wait(left)
+
+    def _wait(self, left: float) -> None:
+        for fd, _ in self.poller.poll(left * 1000 if self.pidfd is not None else min(left * 1000, 5)):
+            if fd == self.pidfd:
+                self.ended = os.wait4(self.pid, 0)
+                self.poller.unregister(fd)
+                for pipe in (self.out_r, self.report_r):
+                    self._drain(pipe)  # what it wrote before it ended
+            elif fd == 1:  # nobody reads the results: end the sandbox (the namespace goes with PID 1)
+                _kill(self.pid)
+                _reap(self.pid)
+                os._exit(1)
+            else:
+                chunk = os.read(fd, _READ)
+                if not chunk:
+                    self.poller.unregister(fd)
+                self.data[fd] += chunk
+        if self.pidfd is None and self.ended is None:
+            ended = os.wait4(self.pid, os.WNOHANG)
+            self.ended = ended if ended[0] else None
+
+    def take_output(self) -> bytes:
+        out = self.data[self.out_r]
+        taken = bytes(out[: self.caps[self.out_r]])
+        out.clear()
+        return taken
+
+    def close(self) -> None:
+        _kill(self.pid)  # the rest of its group (the child itself, when it is still running)
+        if self.ended is None:
+            self.ended = os.wait4(self.pid, 0)
+        _reap(self.pid)
+        for fd in (self.out_r, self.report_r) + ((self.pidfd,) if self.pidfd is not None else ()):
+            os.close(fd)
 
 
 def _verdict(kind: str, report: bytes, status: int, cpu_s: float, cpu_limit: int) -> dict[str, Any]:
-    """What a test came to, from the child's report (``status NUL error NUL value``) and how it ended."""
-    if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        if signum == _SIGXCPU or (signum == _SIGKILL and cpu_s >= cpu_limit - 0.05):
-            return {"status": "timeout"}  # past its CPU seconds (the soft limit, then the hard one)
-        if not report:
-            return {"status": "error", "error": "Signal: " + _SIGNALS.get(signum, f"signal{signum}")}
+    """What a test came to, from its report (``status NUL error NUL value``) or how its process ended."""
     if not report:
+        if os.WIFSIGNALED(status):
+            signum = os.WTERMSIG(status)
+            if signum == _SIGXCPU or (signum == _SIGKILL and cpu_s >= cpu_limit - 0.05):
+                return {"status": "timeout"}  # past its CPU seconds (the soft limit, then the hard one)
+            return {"status": "error", "error": "Signal: SIG" + _SIGNALS.get(signum, str(signum))}
         if kind == "stdio" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             return {"status": "ok"}  # os._exit(0) after printing: its output is what counts
         return {"status": "error", "error": "NoReport: the test process ended without a report"}
@@ -309,50 +390,50 @@ def _verdict(kind: str, report: bytes, status: int, cpu_s: float, cpu_limit: int
     return kept
 
 
-def _fork() -> int:
-    """``os.fork``, retried for up to a second while the processes of the last test are still dying."""
-    for _ in range(100):
-        try:
-            return os.fork()
-        except BlockingIOError:  # EAGAIN: RLIMIT_NPROC
-            _reap(0)
-            time.sleep(0.01)
-    return os.fork()
-
-
-def _run_test(job: dict[str, Any], code: Any, index: int, item: Any) -> dict[str, Any]:
-    start = time.monotonic()
+def _run_from(job: dict[str, Any], code: Any, items: list[Any], start: int) -> int:
+    """Fork a child that runs the tests from ``start`` on; emit each test's result as it ends. Returns
+    where the next child starts: after the test that ended this one (a timeout, a crash, too much
+    output), or ``len(items)``."""
     out_r, out_w = os.pipe()
     report_r, report_w = os.pipe()
+    go_r, go_w = os.pipe()
     try:
         pid = _fork()
     except OSError as exc:  # the program's own processes (escaped from an earlier test) use up the limit
-        for fd in (out_r, out_w, report_r, report_w):
+        for fd in (out_r, out_w, report_r, report_w, go_r, go_w):
             os.close(fd)
-        return {"test": index, "status": "error", "error": "ForkFailed: " + _describe(exc)}
+        _emit({"test": start, "status": "error", "error": "ForkFailed: " + _describe(exc), "stdout": ""})
+        return start + 1
     if pid == 0:
-        os.close(out_r)
-        os.close(report_r)
-        _child(job, code, item, out_w, report_w)
+        for fd in (out_r, report_r, go_w):
+            os.close(fd)
+        _child(job, code, items, start, (out_w, report_w, go_r))
     try:
         os.setpgid(pid, pid)  # the child does it too: whoever is first, the group exists before a kill
     except OSError:
         pass
-    os.close(out_w)
-    os.close(report_w)
+    for fd in (out_w, report_w, go_r):
+        os.close(fd)
+    child = _Child(job, pid, out_r, report_r, len(items) - start)
+    index = start
     try:
-        verdict, out, report, status, cpu_s = _collect(job, pid, out_r, report_r)
+        while index < len(items):
+            began = time.monotonic()
+            result, going = child.test()
+            line = {"test": index, "seconds": round(time.monotonic() - began, 4), **result}
+            _emit({**line, "stdout": child.take_output().decode("utf-8", "replace")})
+            index += 1
+            if not going:
+                break
+            if index < len(items):
+                try:
+                    os.write(go_w, b"g")
+                except OSError:  # the child is gone: the next test sees it
+                    pass
+        return index
     finally:
-        os.close(out_r)
-        os.close(report_r)
-    result: dict[str, Any] = {"test": index, "seconds": round(time.monotonic() - start, 4)}
-    result.update(
-        {"status": verdict}
-        if verdict is not None
-        else _verdict(job["kind"], report, status, cpu_s, _cpu_limit(job))
-    )
-    result["stdout"] = out.decode("utf-8", "replace")
-    return result
+        os.close(go_w)
+        child.close()
 
 
 def main(argv: list[str]) -> int:
@@ -374,14 +455,18 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # noqa: B036 - SyntaxError, ValueError (NUL), RecursionError, MemoryError
         _emit({"compile_error": _describe(exc)})
         return 0
-    for index, item in enumerate(job["inputs"]):
-        if job["kind"] == "assert":
+    items = list(job["inputs"])
+    if job["kind"] == "assert":
+        for index, item in enumerate(items):
             try:
-                item = compile(item, "<test>", "exec", dont_inherit=True)
+                items[index] = compile(item, "<test>", "exec", dont_inherit=True)
             except BaseException as exc:  # noqa: B036 - the test itself is broken
                 _emit({"test": index, "status": "bad_test", "error": _describe(exc)})
-                continue
-        _emit(_run_test(job, code, index, item))
+                _emit({"done": True})
+                return 0
+    index = 0
+    while index < len(items):
+        index = _run_from(job, code, items, index)
     _emit({"done": True})
     return 0
 
