@@ -25,6 +25,7 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import logging
 import marshal
 import re
 from collections.abc import Callable, Coroutine, Sequence
@@ -59,6 +60,7 @@ _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
 _TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
 SHOWN = 300
 _T = TypeVar("_T")
+logger = logging.getLogger("rewardkit")
 
 
 def code_blocks(text: str) -> list[tuple[str, str]]:
@@ -288,9 +290,12 @@ class CodeReward(Reward):
         return (await self.ascore_detailed(completions, **columns)).values
 
     def ready(self, timeout_s: float) -> bool | None:
-        """Whether a sandbox starts on this host (``False``: scoring raises ``SandboxUnavailable`` naming
-        the fix)."""
-        return _run(lambda: problem(self._config(), timeout_s)) is None
+        """Whether a sandbox starts on this host; ``False`` logs why and the fix (scoring then raises
+        ``SandboxUnavailable`` saying the same)."""
+        why = _run(lambda: problem(self._config(), timeout_s))
+        if why is not None:
+            logger.warning("the code reward cannot run programs here: %s", why)
+        return why is None
 
     def stats(self) -> dict[str, float]:
         return shared_pool(self.max_concurrency, self._config()).stats()

@@ -17,7 +17,7 @@ tests (an ``__eq__`` that is always true, writing its own report and exiting) ca
 and call-based tests are compared outside the sandbox, which never sees their expected outputs.
 
 - ``sandbox/bwrap.py``: the bubblewrap command line (mounts, namespaces, who runs it)
-- ``sandbox/harness.py``: what runs inside: a program against its tests, a forked process a test
+- ``sandbox/harness.py``: what runs inside: a program against its tests in forked processes, results out
 - ``sandbox/run.py``: one sandbox awaited on the event loop: spawn, stream results, kill
 - ``sandbox/pool.py``: many sandboxes at once, deduplicated, within the deadline; readiness
 - ``sandbox/cases.py``: the test formats of code datasets, read into one form
