@@ -31,9 +31,10 @@ FIX = (
     "the code reward runs programs only inside bubblewrap and never without it. Give the service what bwrap "
     "needs: unprivileged user namespaces when it runs as a normal user (sysctl user.max_user_namespaces > 0; "
     "kernel.unprivileged_userns_clone=1 on Debian; kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu "
-    "24.04+); in Docker --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt "
-    "systempaths=unconfined; in Kubernetes securityContext seccompProfile and appArmorProfile Unconfined and "
-    "procMount: Unmasked (deploy/README.md)"
+    "24.04+), CAP_SYS_ADMIN when it runs as root (better: run it as a normal user); in Docker --security-opt "
+    "seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined; in "
+    "Kubernetes securityContext seccompProfile and appArmorProfile Unconfined and procMount: Unmasked "
+    "(deploy/README.md)"
 )
 _PROBE = {"kind": "stdio", "program": "print(input())", "fn_name": None, "inputs": ["sandbox-ok"]}
 _PROBE_LIMITS = Limits(timeout_s=10.0, startup_s=20.0)
