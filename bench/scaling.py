@@ -114,9 +114,15 @@ def role_cpu() -> dict[str, float]:
 
 def measure(args: argparse.Namespace) -> None:
     """Child: score every variant with ``args.workers`` workers; one JSON line a batch on stdout."""
-    sys.path.insert(0, str(Path(args.tree).resolve()))
+    tree, _, how = args.tree.partition(":")
+    sys.path.insert(0, str(Path(tree).resolve()))
     import rewardkit
     from rewardkit.verify import get_verifier
+
+    if how == "whole":  # the rows of a batch all read before any pair goes to the workers
+        from rewardkit.rewards import math_equivalence
+
+        math_equivalence.PART_ROWS = 10**9
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
     rows = load(args.workload)
@@ -231,7 +237,7 @@ def child(mode: str, tree: str, workers: int, args: argparse.Namespace, log: Any
     command += ["--rows-per-worker", str(args.rows_per_worker)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     # in the tree's folder: its worker host is started with ``python -m``, which imports from there first
-    cwd = ROOT if mode == "peer" else Path(tree).resolve()
+    cwd = ROOT if mode == "peer" else Path(tree.partition(":")[0]).resolve()
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=3600)
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     for record in records:
@@ -287,14 +293,14 @@ def report(records: list[dict[str, Any]], trees: list[str], counts: list[int]) -
                     + ", ".join(f"{role} {s:.2f}" for role, s in cpu.items())
                     + f"; spilled {spilled}; agreement {agree:.2%}; start {mine[0]['start_s']:.1f} s"
                 )
-    if len(trees) == 2:
+    if len(trees) >= 2:
         differ = 0
         for a in records:
             if a["tree"] != trees[0] or "verdicts" not in a:
                 continue
             for b in records:
                 if (
-                    b["tree"] == trees[1]
+                    b["tree"] == trees[-1]
                     and "verdicts" in b
                     and (b["variant"], b["workers"], b["step"])
                     == (
@@ -319,6 +325,7 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--rows-per-worker", type=int, default=500, help="no-repeats rows a worker")
     parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--also", nargs="*", default=[], help="more trees, e.g. PATH:whole (no streaming)")
     parser.add_argument("--workload", type=Path, default=DEFAULT_WORKLOAD)
     parser.add_argument("--out", type=Path, default=Path("."), help="where records.jsonl is written")
     parser.add_argument(
@@ -333,7 +340,7 @@ def main() -> None:
         (measure if args.measure else peer)(args)
         return
     counts = [int(n) for n in args.workers.split(",")]
-    trees = ([args.ref] if args.ref else []) + [str(ROOT)]
+    trees = ([args.ref] if args.ref else []) + args.also + [str(ROOT)]
     if args.report:
         saved = [json.loads(line) for path in args.report for line in path.read_text().splitlines() if line]
         found = [t for t in dict.fromkeys(r["tree"] for r in saved) if t != "peer"]

@@ -3,9 +3,11 @@
 Every (gold, prediction) pair goes to the worker that its gold hashes to (jump consistent hashing of the
 gold's digest over the main workers), so a worker parses each gold once and keeps it parsed across batches,
 instead of every worker parsing every gold. A worker that runs out of work steals from the back of the
-longest queue (half of a gold's pairs at a time), so an unlucky hash or a slow pair does not leave the others
-idle at the end of a batch. A worker is sent a few pairs ahead of its answers, so it never waits for the
-dispatcher between pairs, and answers each pair as soon as it is judged.
+longest queue (a whole gold's pairs; half of them when that gold is all that waits there and it has many),
+so an unlucky hash or a slow pair does not leave the others idle at the end of a batch. A worker is sent a
+few pairs ahead of its answers, so it never waits for the dispatcher between pairs, and answers each pair as
+soon as it is judged. Workers run at a lower priority (``nice``) than the caller, whose reading of a batch
+overlaps their judging of it.
 
 Time limits, per pair: the worker's own alarm (a soft limit just before the hard one) and the dispatcher's
 kill at ``timeout_s`` (the pair is ``timeout``; the worker is replaced, its other pairs run elsewhere). A pair
@@ -303,14 +305,17 @@ class Crew:
                 spilling += 1
 
     def _take(self, slot: int | None, n: int, worker: _Worker) -> list[Task]:
-        """Up to ``n`` pairs for a worker: from its own queue, else stolen from the back of the longest."""
+        """Up to ``n`` pairs for a worker: from its own queue, else stolen from the back of the longest: the
+        last gold's pairs when more than one gold waits there, else half of them when they are many."""
         if slot is None or not self._queued[slot]:
             victim = max(range(len(self._queued)), key=self._queued.__getitem__)
-            if not self._queued[victim]:
-                return []
-            group = self._queues[victim][-1]
-            stolen = group[len(group) // 2 :]  # half a gold's pairs (all of a lone one)
-            del group[len(group) // 2 :]
+            groups = self._queues[victim]
+            if not groups or slot is not None and len(groups) == 1 and len(groups[0]) < 2 * PREFETCH:
+                return []  # what is left there is its worker's next pairs: stealing would parse a gold twice
+            group = groups[-1]
+            keep = len(group) // 2 if len(groups) == 1 or slot is None else 0  # a whole gold, when one waits
+            stolen = group[keep:]
+            del group[keep:]
             if not group:
                 self._queues[victim].pop()
             self._queued[victim] -= len(stolen)
