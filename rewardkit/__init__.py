@@ -7,8 +7,8 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['choice', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'math_or_judge', 'r1v_acc',
- 'reasoning_steps', 'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
+['choice', 'code', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'math_or_judge',
+ 'r1v_acc', 'reasoning_steps', 'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
 
 Architecture
 ------------
@@ -58,6 +58,7 @@ The rewards and what they read
   canonical form, ``verify/fastpath.py`` exact decisions without SymPy, ``verify/guards.py`` answers refused
   before SymPy, ``verify/pool.py`` dedup, verdict cache and what goes to the workers, ``verify/host.py`` the
   worker host process (``python -m rewardkit.verify``, ``verify/__main__.py``) and its pebble pools,
+  ``verify/crew.py`` the host's math workers (a gold's pairs on one worker, work stealing, time limits),
   ``verify/worker.py`` what runs in a worker
 - ``judging/``: the judge's parts: ``judging/templates.py`` prompts and reading the score,
   ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache,
@@ -65,6 +66,12 @@ The rewards and what they read
   ``judging/verdict.py`` where a score is read (JSON field or the judge's own text) and the mode probe,
   ``judging/prompts.py`` a batch's prompts built off the loop within the byte cap,
   ``judging/calls.py`` one call (reply byte limit, retries, failures as reasons or one error)
+- ``sandbox/``: running untrusted programs in bubblewrap sandboxes (the ``code`` reward):
+  ``sandbox/bwrap.py`` the sandbox's command line (mounts, namespaces, user), ``sandbox/harness.py`` what runs
+  inside (tests in forked processes, result lines), ``sandbox/run.py`` one sandbox run on the event loop
+  (spawn, stream, kill), ``sandbox/pool.py`` many sandboxes at once, deduplicated, within the deadline, and
+  readiness, ``sandbox/cases.py`` code datasets' test formats in one form, ``sandbox/compare.py`` outputs
+  compared as the datasets' judges do
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 
@@ -91,7 +98,9 @@ The adapters
   OpenRLHF's requests and its ``reward_func`` file
 - ``service/`` (top level; ``rewardkit/service`` in the wheel, ``service/README.md``): ``app.py`` the
   factory, ``settings.py`` ``REWARDKIT_*`` settings, ``deps.py`` typed dependencies, ``middleware.py``
-  redaction and the ASGI guard, ``errors.py`` exceptions to answers, ``scoring.py`` what ``/score`` and
+  redaction and the ASGI guard (the token before the body, the body's size and time limits),
+  ``protocol.py`` the HTTP protocol ``rewardkit serve`` runs (uvicorn's, with a deadline on each request
+  head), ``errors.py`` exceptions to answers and their schema, ``scoring.py`` what ``/score`` and
   ``/get_reward`` share, ``models.py`` request and response bodies, ``metrics.py`` Prometheus,
   ``routes/`` one router per resource, ``docs.py`` ``/docs`` and ``/redoc`` from local files,
   ``ray_serve.py`` the same app on Ray Serve

@@ -437,7 +437,7 @@ class Reward(abc.ABC):
     # -- lifecycle: what adapters (the service) ask every reward, without knowing its internals
     def ready(self, timeout_s: float) -> bool | None:
         """Whether the process resources this reward needs answer within ``timeout_s`` (starting them if
-        needed); ``None`` when it has none to check."""
+        needed); ``None`` when it has none to check; :class:`BackendUnavailable` when they never can here."""
         return None
 
     def stats(self) -> dict[str, float]:

@@ -17,6 +17,11 @@ collect_ignore = ["support/verl_run.py"]
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.
 # Rewards that need a setting (ms-swift requires it too) are built with "params".
 CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
+    "code": {
+        "completion": "<think>add them</think>```python\nprint(sum(map(int, input().split())))\n```",
+        "columns": {"tests": {"inputs": ["1 2"], "outputs": ["3"]}},
+        "expected": 1.0,
+    },
     "choice": {
         "completion": "<think>2x is the derivative</think>The answer is (B).",
         "columns": {"solution": "2x", "choices": ["x^2", "2x", "x"]},

@@ -184,7 +184,8 @@ def test_a_host_without_the_sandbox_gets_a_clear_error_never_an_unsandboxed_run(
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     marker = tmp_path / "ran-unsandboxed"
     reward = get("code", bwrap=str(fake))
-    assert reward.ready(10) is False
+    with pytest.raises(SandboxUnavailable, match="No permissions to create a new namespace"):
+        reward.ready(10)
     with pytest.raises(SandboxUnavailable) as caught:
         reward([fenced(f"open({str(marker)!r}, 'w')")], tests=[{"inputs": [""], "outputs": [""]}])
     message = str(caught.value)
@@ -211,3 +212,43 @@ def test_the_sandbox_inherits_nothing_of_the_service(monkeypatch: pytest.MonkeyP
     scored = get("code").score_detailed([fenced(program)], tests=[{"inputs": [""], "outputs": ["0 /tmp 1"]}])
     assert scored.values == [1.0], scored.details
     assert os.environ["REWARDKIT_JUDGE_API_KEY"] == "sk-judge-key"
+
+
+def test_the_service_scores_code_and_says_when_a_host_cannot(tmp_path: Path) -> None:
+    """Through a real service: programs scored in the sandbox; on a host where bwrap cannot start, /readyz
+    stays ready for the other rewards and lists ``code`` as unavailable, and a code request is a 503 naming
+    the fix, never an unsandboxed run."""
+    import httpx
+
+    from tests.support.helpers import TOKEN, Server
+
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    body = {
+        "funcs": [{"name": "code", "params": {"mode": "fraction"}}],
+        "completions": [fenced("print(sum(map(int, input().split())))"), "no code here"],
+        "columns": {"tests": [{"inputs": ["1 2", "3 4"], "outputs": ["3", "8"]}] * 2},
+    }
+    base = {"REWARDKIT_API_TOKEN": TOKEN, "REWARDKIT_MATH_WORKERS": "1"}
+    server = Server(base, tmp_path / "ok.log")
+    try:
+        answer = httpx.post(server.url + "/score", json=body, headers=auth, timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["scores"]["code"] == [0.5, 0.0]
+        assert answer.json()["errors"]["code"] == ["wrong_answer:1", "no_code"]
+    finally:
+        server.stop()
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    params = json.dumps({"code": {"bwrap": str(fake)}})
+    server = Server({**base, "REWARDKIT_PARAMS": params}, tmp_path / "no-sandbox.log")
+    try:
+        ready = httpx.get(server.url + "/readyz", headers=auth, timeout=60)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["rewards"]["code"].startswith("unavailable: ")
+        assert ready.json()["rewards"]["math"] == "ready"
+        answer = httpx.post(server.url + "/score", json=body, headers=auth, timeout=60)
+        assert answer.status_code == 503, answer.text
+        assert "No permissions to create a new namespace" in answer.json()["detail"]
+    finally:
+        server.stop()

@@ -43,6 +43,12 @@ ROWS = [  # data_source, response, ground_truth, expected
     ["countdown", "<answer>6 + 2 + 6</answer>", {"target": 24, "numbers": [2, 6, 6]}, 0.0],
     ["lighteval/MATH", "so x = \\boxed{\\frac{1}{2}}", "0.5", 1.0],
     ["math_dapo", "Answer: 7", "8", -1.0],
+    [  # a code source: ground_truth is the tests as JSON text, scored as the share passed (veRL's prime_code)
+        "codecontests",
+        "```python\nprint(sum(map(int, input().split())))\n```",
+        json.dumps({"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "8\n"]}),
+        0.5,
+    ],
     ["countdown", "I give up", {"target": 24, "numbers": [2, 6, 6]}, 0.0],
 ]
 
@@ -79,11 +85,11 @@ def test_verls_managers_call_the_adapter(verl_site: Path) -> None:
     expected = [row[3] for row in ROWS]
     assert report["async_detected"] is True  # veRL awaits it
     assert report["reward_loop"] == expected
-    assert report["reward_loop_batches"] == 1  # seven per-sample tasks, one batch
+    assert report["reward_loop_batches"] == 1  # eight per-sample tasks, one batch
     assert report["naive"] == expected
     assert report["batch"] == expected
     # "ok": read and judged on its merits (right or wrong); otherwise what stopped a normal judgement
-    assert report["detailed_reasons"] == ["ok"] * 6 + ["no_answer"]
+    assert report["detailed_reasons"] == ["ok"] * 6 + ["wrong_answer:1", "no_answer"]
 
 
 KWARGS_RUN = """

@@ -100,6 +100,12 @@ def countdown_columns(ground_truth: Any) -> dict[str, Any]:
     return {"target": target.item() if hasattr(target, "item") else target, "nums": numbers}
 
 
+def tests_columns(ground_truth: Any) -> dict[str, Any]:
+    """Code datasets: ``ground_truth`` holds the tests (``{"inputs", "outputs"}``, ``fn_name``; JSON text as
+    veRL's parquet files keep it) -> the ``code`` reward's ``tests``."""
+    return {"tests": ground_truth}
+
+
 @dataclass(frozen=True)
 class DataSource:
     """How rows of one veRL data source are scored: a registry reward, its parameters, and how the row's
@@ -111,6 +117,7 @@ class DataSource:
 
 
 _DAPO = {"correct": 1.0, "wrong": -1.0}  # veRL's math_dapo scorer: +1 / -1
+_CODE_SOURCES = ("codecontests", "apps", "codeforces", "taco")
 #: data source (or glob, tried after the exact names, in order) -> how its rows are scored
 DATA_SOURCES: dict[str, DataSource] = {
     "openai/gsm8k": DataSource("math"),
@@ -122,6 +129,8 @@ DATA_SOURCES: dict[str, DataSource] = {
     "aime*": DataSource("math", _DAPO),
     "countdown": DataSource("countdown", columns=countdown_columns),
     "hiyouga/geometry3k": DataSource("math"),
+    # veRL's code sources: its prime_code scorer gives the share of tests passed (continuous=True)
+    **{name: DataSource("code", {"mode": "fraction"}, tests_columns) for name in _CODE_SOURCES},
 }
 
 

@@ -6,6 +6,7 @@ The functions live in their modules (``rewardkit.rewards.countdown.countdown``) 
 
 from rewardkit.rewards import (
     choice,
+    code,
     cosine,
     countdown,
     fallback,
@@ -24,6 +25,7 @@ from rewardkit.rewards import (
 
 __all__ = [
     "choice",
+    "code",
     "cosine",
     "countdown",
     "fallback",

@@ -49,6 +49,7 @@ from rewardkit.sandbox import Job, Limits, RunResult, SandboxConfig, TestResult,
 from rewardkit.sandbox.bwrap import bwrap_binary
 from rewardkit.sandbox.cases import Cases, TestFormatError, UnsupportedLanguage, read_cases
 from rewardkit.sandbox.compare import same_stdout, same_value
+from rewardkit.sandbox.pool import SandboxUnavailable
 from rewardkit.spec import CallerParam
 
 __all__ = ["CodeReward", "TEST_COLUMNS", "code_blocks", "extract_program"]
@@ -290,12 +291,14 @@ class CodeReward(Reward):
         return (await self.ascore_detailed(completions, **columns)).values
 
     def ready(self, timeout_s: float) -> bool | None:
-        """Whether a sandbox starts on this host; ``False`` logs why and the fix (scoring then raises
-        ``SandboxUnavailable`` saying the same)."""
+        """``True`` when a sandbox starts on this host; otherwise :class:`SandboxUnavailable` saying why and
+        the fix (as scoring raises it), which the service's ``/readyz`` lists as this reward being
+        unavailable without holding the other rewards back."""
         why = _run(lambda: problem(self._config(), timeout_s))
         if why is not None:
             logger.warning("the code reward cannot run programs here: %s", why)
-        return why is None
+            raise SandboxUnavailable(why)
+        return True
 
     def stats(self) -> dict[str, float]:
         return shared_pool(self.max_concurrency, self._config()).stats()

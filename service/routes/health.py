@@ -6,8 +6,9 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit import registry
-from rewardkit.core import Reward, RewardError
+from rewardkit.core import BackendUnavailable, Reward, RewardError
 from rewardkit.policy import RemotePolicy
+from rewardkit.redact import clip
 
 from ..deps import PolicyDep, RewardsDep, SettingsDep
 from ..models import ReadyResponse, SafeJSONResponse
@@ -49,7 +50,11 @@ async def readyz(rewards: RewardsDep, settings: SettingsDep, policy: PolicyDep) 
         if isinstance(reward, str):  # built per request, or not configured here (no judge URL): not a failure
             states[name] = reward_status(name, reward, policy)
             continue
-        answer = await run_in_threadpool(reward.ready, settings.ready_timeout_s)
+        try:
+            answer = await run_in_threadpool(reward.ready, settings.ready_timeout_s)
+        except BackendUnavailable as exc:  # can never start on this host (no sandbox): not a failure
+            states[name] = f"unavailable: {clip(str(exc))}"
+            continue
         states[name] = "ready" if answer is not False else "starting"
         ready = ready and answer is not False
     body = {"status": "ready" if ready else "starting", "rewards": states}
