@@ -23,9 +23,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# Serving needs the service, math and judge extras only: no torch, ms-swift, Ray or dev tools.
+# Serving needs the service, math, judge and code extras only: no torch, ms-swift, Ray or dev tools.
 $(SERVE_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[service,math,judge]"
+	$(BIN)/python -m pip install --quiet -e ".[service,math,judge,code]"
 	touch $(SERVE_STAMP)
 
 install-serve: $(SERVE_STAMP)
