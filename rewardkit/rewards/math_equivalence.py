@@ -157,10 +157,11 @@ class MathEquivalence(Reward):
         pending: list[tuple[int, pool.Check, dict[str, Any]]] = []
         # Rows are read a part at a time and each part's pairs go to the workers at once: they judge one
         # part while this process reads the next (reading is per row; judging is per distinct pair).
+        golds: dict[str, tuple[str | None, bool]] = {}  # a group's rows share their solution: read it once
         with self._verifier().batch(timeout_s=self.timeout_s, max_chars=self.max_answer_chars) as batch:
             for start in range(0, len(completions), PART_ROWS):
                 rows = range(start, min(start + PART_ROWS, len(completions)))
-                part = self._read(rows, completions, columns, verdicts)
+                part = self._read(rows, completions, columns, verdicts, golds)
                 if part:
                     batch.add([check for _, check, _ in part])
                     pending += part
@@ -170,7 +171,7 @@ class MathEquivalence(Reward):
             if reason in _UNREAD:  # refused unread: nothing compared
                 detail.pop("compared", None)
             elif "compared" not in detail:
-                detail["compared"] = _compared(check)
+                detail["compared"] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
             verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
         judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
         return revalue(judged, self.correct, self.wrong)
@@ -181,10 +182,12 @@ class MathEquivalence(Reward):
         completions: Sequence[Completion],
         columns: dict[str, list[Any]],
         verdicts: list[Verdict | Explained | None],
+        golds: dict[str, tuple[str | None, bool]],
     ) -> list[tuple[int, pool.Check, dict[str, Any]]]:
-        """Read the rows' answers and golds: verdicts reached without comparing go into ``verdicts``; the
-        rest come back as ``(row, pair to judge, detail)``."""
+        """Read the rows' answers and golds (each distinct solution once a batch, in ``golds``): verdicts
+        reached without comparing go into ``verdicts``; the rest come back as ``(row, pair, detail)``."""
         pending: list[tuple[int, pool.Check, dict[str, Any]]] = []
+        compared: dict[pool.Check, str] = {}
         options_column = columns.get("choices")
         for i in rows:
             check_deadline("math")
@@ -192,7 +195,14 @@ class MathEquivalence(Reward):
             if isinstance(solution, _NOT_A_GOLD):  # str() of these is a Python repr, not a reference
                 verdicts[i] = Verdict(None, "invalid_gold")
                 continue
-            gold = gold_answer(solution)
+            if isinstance(solution, str):
+                if solution not in golds:
+                    read = gold_answer(solution)
+                    golds[solution] = (read, read is not None and is_letter(read))
+                gold, letter = golds[solution]
+            else:
+                gold = gold_answer(solution)
+                letter = gold is not None and is_letter(gold)
             if gold is None:
                 verdicts[i] = Verdict(None, "missing_solution")
                 continue
@@ -202,7 +212,7 @@ class MathEquivalence(Reward):
                 continue
             answer, reason = math_answer(text, mode=self.extract)
             options = read_choices(options_column[i] if options_column else None)
-            if options is not None or is_letter(gold):  # multiple choice: compare options, not texts
+            if options is not None or letter:  # multiple choice: compare options, not texts
                 decided = self._choice(text, answer, gold, options)
                 if isinstance(decided, Explained):
                     verdicts[i] = decided
@@ -224,13 +234,11 @@ class MathEquivalence(Reward):
                 check = pool.Check(gold, answer)
                 detail = {"answer": answer, "gold": gold}
                 if len(answer) <= self.max_answer_chars and len(gold) <= pool.MAX_GOLD_CHARS:
-                    detail["compared"] = _compared(check)  # while the workers judge (read unless refused)
+                    if check not in compared:  # while the workers judge (shown unless refused unread)
+                        compared[check] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
+                    detail["compared"] = compared[check]
                 pending.append((i, check, detail))
         return pending
-
-
-def _compared(check: pool.Check) -> str:
-    return f"{canonical(check.prediction)} vs {canonical(check.gold)}"
 
 
 PART_ROWS = 256  # rows read before their pairs go to the workers

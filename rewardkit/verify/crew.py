@@ -6,8 +6,7 @@ instead of every worker parsing every gold. A worker that runs out of work steal
 longest queue (a whole gold's pairs; half of them when that gold is all that waits there and it has many),
 so an unlucky hash or a slow pair does not leave the others idle at the end of a batch. A worker is sent a
 few pairs ahead of its answers, so it never waits for the dispatcher between pairs, and answers each pair as
-soon as it is judged. Workers run at a lower priority (``nice``) than the caller, whose reading of a batch
-overlaps their judging of it.
+soon as it is judged.
 
 Time limits, per pair: the worker's own alarm (a soft limit just before the hard one) and the dispatcher's
 kill at ``timeout_s`` (the pair is ``timeout``; the worker is replaced, its other pairs run elsewhere). A pair

@@ -11,7 +11,6 @@ from __future__ import annotations
 import cmath
 import gc
 import logging
-import os
 import random
 import resource
 import signal
@@ -77,17 +76,11 @@ def _parse_gold(gold: str) -> list[Any]:
     return entry[0]
 
 
-# Workers yield the CPU to the caller when cores run short: the caller reads the next rows of a batch while
-# they judge the last ones, and on a busy machine that reading is what the batch waits for.
-WORKER_NICENESS = 5
-
-
 def serve(conn: Any, memory_mb: int) -> None:
     """A worker's life: warm up, say hello (whether it judged a real pair right), then judge the lists of
     ``(gold, prediction, soft_timeout_s)`` it is sent, answering each pair as soon as it is judged; it ends
     at ``None`` or when the host is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the trainer's; the host ends its workers
-    os.nice(WORKER_NICENESS)
     init_worker(memory_mb)
     conn.send(("hello", judges()))
     while True:
