@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -50,11 +50,6 @@ def serve_command(
         )
         raise typer.Exit(2) from None
     package = service_app().split(":")[0].rsplit(".", 1)[0]  # service, or rewardkit.service from a wheel
-    try:
-        settings = importlib.import_module(package + ".settings").Settings()
-    except ValueError as exc:  # a REWARDKIT_* setting that does not parse: say which, start nothing
-        err.print(f"[red]error:[/red] {escape(redact_secrets(str(exc)))}")
-        raise typer.Exit(2) from None
     if ray:
         if not os.environ.get("RAY_ADDRESS"):
             # A Ray of our own listens on loopback only, whatever --host the service answers on: Ray's own
@@ -67,6 +62,7 @@ def serve_command(
                 "[red]error:[/red] " + escape("--ray needs Ray Serve: pip install '/path/to/rewardkit[ray]'")
             )
             raise typer.Exit(2) from None
+        settings = _settings(package)
         options = module.RayOptions(
             replicas=replicas,
             min_replicas=min_replicas,
@@ -78,6 +74,7 @@ def serve_command(
         module.run(host, port, options)
         sys.stdout.flush()
         os._exit(0)  # Ray's exit hooks ran already (bounded); the ones left could wait on a gone raylet
+    settings = _settings(package)
     if workers > 1 and not os.environ.get("REWARDKIT_MATH_WORKERS"):
         # the workers share the cores: each one's math pool gets its part of them, not all of them
         os.environ["REWARDKIT_MATH_WORKERS"] = str(max(1, (os.cpu_count() or 1) // workers))
@@ -118,4 +115,17 @@ def plugin_path_command(
         typer.echo(str(plugin_path(trainer)))
     except (ValueError, FileNotFoundError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+
+
+def _settings(package: str) -> Any:
+    """The service's settings from ``REWARDKIT_*``; a setting that does not parse, or a service that cannot
+    be imported, is said on stderr and ends the command (exit 2) before anything starts."""
+    try:
+        return importlib.import_module(package + ".settings").Settings()
+    except ValueError as exc:  # a REWARDKIT_* setting that does not parse: say which, start nothing
+        err.print(f"[red]error:[/red] {escape(redact_secrets(str(exc)))}")
+        raise typer.Exit(2) from None
+    except ImportError as exc:  # an install without the service's modules
+        err.print(f"[red]error:[/red] {escape(f'the service cannot be imported ({exc})')}")
         raise typer.Exit(2) from None
