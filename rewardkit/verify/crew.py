@@ -10,9 +10,10 @@ soon as it is judged.
 
 Time limits, per pair: the worker's own alarm (a soft limit just before the hard one) and the dispatcher's
 kill at ``timeout_s`` (the pair is ``timeout``; the worker is replaced, its other pairs run elsewhere). A pair
-whose worker died under it runs once more, then is ``worker_crashed``. While main workers are stuck on pairs
-past ``slow_after``, as many spill workers take the rest of the batch; a worker gets work only once it has
-warmed up (a real pair judged), so a fresh pool does not spill.
+whose worker died under it runs once more, then is ``worker_crashed``. While any main worker is stuck on a
+pair past ``slow_after``, the spill workers take the rest of the batch a pair at a time (so a batch of
+several pathological answers waits about one hard limit, not one per main worker); a worker gets work only
+once it has warmed up (a real pair judged), so a fresh pool does not spill.
 
 Batches arrive as jobs that grow while the caller still extracts answers (:meth:`Crew.add`), so the
 workers start on the first pairs while the rest of the batch is being read; several jobs share the workers.
@@ -39,6 +40,7 @@ Pair = tuple[str, str]  # (gold, prediction), both canonical
 Task = tuple["Job", int]  # a job and the index of one of its pairs
 
 PREFETCH = 4  # pairs sent to a worker ahead of its answers (stealing takes only what is not sent)
+RISKY = 10.0  # guards.risk() from here on (powers of powers, factorials, deep nesting): sent alone
 SEND_AHEAD_CHARS = 16_000  # at most this much text is sent to a busy worker (a pipe holds 64 KiB)
 POOL_START_S = 120.0  # the longest the first workers' start is waited for
 RESTART_DELAY_S = 1.0  # a worker that died before it was warm is started again after this
@@ -71,6 +73,7 @@ class Job:
         self.pairs: list[Pair] = []
         self.results: dict[int, Result] = {}
         self.retried: set[int] = set()
+        self.risky: set[int] = set()  # pairs that go to a worker alone, none sent behind them
         self.counters = {"timeouts": 0, "spilled": 0, "retried": 0}
         self.closed = self.cancelled = False
         self.done = threading.Event()
@@ -208,7 +211,9 @@ class Crew:
     def _enqueue(self, job: Job, indices: range) -> None:
         """Riskiest first (a slow pair started early overlaps the rest); each gold's pairs to its worker."""
         groups: dict[str, list[Task]] = {}
-        for i in sorted(indices, key=lambda i: -risk(job.pairs[i][1])):
+        risks = {i: risk(job.pairs[i][1]) for i in indices}
+        job.risky.update(i for i, r in risks.items() if r >= RISKY)
+        for i in sorted(indices, key=lambda i: -risks[i]):
             groups.setdefault(job.pairs[i][0], []).append((job, i))
         for gold, tasks in groups.items():
             self._put(self._home(gold), tasks)
@@ -284,44 +289,52 @@ class Crew:
             self._put(self._home(task[0].pairs[task[1]][0]), [task], front=True)
 
     def _assign(self, now: float) -> None:
-        stuck = 0
+        stuck: list[int] = []
         for worker in self._slots["main"]:
             if worker is None or not worker.warm:
                 continue
             if worker.sent and now - worker.since > worker.sent[0][0].slow_after:
-                stuck += 1
-            if len(worker.sent) <= 1:
+                stuck.append(worker.slot)
+            if len(worker.sent) <= 1 and not any(i in job.risky for job, i in worker.sent):
                 self._send(worker, self._take(worker.slot, PREFETCH - len(worker.sent), worker), now)
-        spilling = sum(1 for w in self._slots["spill"] if w is not None and w.sent)
-        for worker in self._slots["spill"]:
-            if spilling >= stuck or not any(self._queued):
+        for worker in self._slots["spill"]:  # a pair at a time, while any main worker is stuck
+            if not stuck or not any(self._queued):
                 return
             if worker is not None and worker.warm and not worker.sent:
-                tasks = self._take(None, 1, worker)
+                tasks = self._stand_in(stuck)
                 for job, _ in tasks:
                     job.counters["spilled"] += 1
                 self._send(worker, tasks, now)
-                spilling += 1
 
-    def _take(self, slot: int | None, n: int, worker: _Worker) -> list[Task]:
+    def _stand_in(self, stuck: list[int]) -> list[Task]:
+        """A spill worker's next pair: the next one of the stuck main worker with the most waiting (what it
+        would have judged next), else the next one of the longest queue."""
+        waiting = [slot for slot in stuck if self._queued[slot]] or range(len(self._queued))
+        slot = max(waiting, key=self._queued.__getitem__)
+        own = self._queues[slot]
+        if not own:
+            return []
+        task = own[0].pop(0)
+        self._queued[slot] -= 1
+        if not own[0]:
+            own.popleft()
+        return [task]
+
+    def _take(self, slot: int, n: int, worker: _Worker) -> list[Task]:
         """Up to ``n`` pairs for a worker: from its own queue, else stolen from the back of the longest: the
         last gold's pairs when more than one gold waits there, else half of them when they are many."""
-        if slot is None or not self._queued[slot]:
+        if not self._queued[slot]:
             victim = max(range(len(self._queued)), key=self._queued.__getitem__)
             groups = self._queues[victim]
-            if not groups or slot is not None and len(groups) == 1 and len(groups[0]) < 2 * PREFETCH:
+            if not groups or len(groups) == 1 and len(groups[0]) < 2 * PREFETCH:
                 return []  # what is left there is its worker's next pairs: stealing would parse a gold twice
             group = groups[-1]
-            keep = len(group) // 2 if len(groups) == 1 or slot is None else 0  # a whole gold, when one waits
+            keep = len(group) // 2 if len(groups) == 1 else 0  # a whole gold, when more than one waits
             stolen = group[keep:]
             del group[keep:]
             if not group:
-                self._queues[victim].pop()
+                groups.pop()
             self._queued[victim] -= len(stolen)
-            if slot is None:
-                if stolen[1:]:
-                    self._put(victim, stolen[1:])  # a spill worker takes one pair, the rest stays queued
-                return stolen[:1]
             self._put(slot, stolen)
         tasks: list[Task] = []
         own = self._queues[slot]
@@ -329,13 +342,16 @@ class Crew:
         while own and len(tasks) < n:
             job, i = own[0][0]
             size = len(job.pairs[i][0]) + len(job.pairs[i][1])
-            if (worker.sent or tasks) and chars + size > SEND_AHEAD_CHARS:
-                break  # a busy worker reads this only after its pair: keep it within the pipe's buffer
+            ahead = bool(worker.sent or tasks)
+            if ahead and (chars + size > SEND_AHEAD_CHARS or i in job.risky):
+                break  # a busy worker reads this only after its pair; a risky pair waits for a free one
             chars += size
             tasks.append(own[0].pop(0))
             self._queued[slot] -= 1
             if not own[0]:
                 own.popleft()
+            if i in job.risky:
+                break  # nothing waits behind a pair that may take its whole time limit
         return tasks
 
     def _send(self, worker: _Worker, tasks: list[Task], now: float) -> None:
