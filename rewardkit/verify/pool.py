@@ -7,10 +7,11 @@ The order of work for a batch of pairs:
 2. fast exact paths (:mod:`rewardkit.verify.fastpath`), only where sound;
 3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason; a
    gold that is no text (lone surrogates, NUL bytes, nothing but spacing) is ``(None, "invalid_gold")``;
-4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
-   replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
-   takes their share of the batch, so a few slow pairs cannot hold up the rest. A pair whose worker dies
-   runs once more, then is ``(None, "worker_crashed")``: no verdict, not a wrong answer.
+4. the rest goes to the worker host as soon as a part of the batch is decided (:class:`Batch`), and on to
+   its workers (:mod:`rewardkit.verify.crew`): each pair has a hard wall-clock limit (the worker is killed
+   and replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, spill
+   workers take their share of the batch, so a few slow pairs cannot hold up the rest. A pair whose worker
+   dies runs once more, then is ``(None, "worker_crashed")``: no verdict, not a wrong answer.
 
 The request's deadline (:func:`rewardkit.core.deadline`) is checked per pair in this process and kept by
 the worker host, across a restart of the host too.

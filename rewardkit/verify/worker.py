@@ -2,7 +2,7 @@
 
 Only strings go in and only ``(equal, reason)`` tuples come out: SymPy objects never cross into the parent.
 Each worker is single-threaded, so a soft ``setitimer`` alarm (fractions of a second work) interrupts
-Python-level work early and keeps the worker alive; the parent's hard limit (pebble kills the process)
+Python-level work early and keeps the worker alive; the host's hard limit (it kills the process)
 catches what a signal cannot interrupt, such as one huge integer power inside C code.
 """
 
