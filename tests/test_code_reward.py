@@ -22,7 +22,7 @@ from rewardkit import get
 from rewardkit.core import ColumnError, DeadlineExceeded, RewardError, deadline
 from rewardkit.rewards.code import CodeReward
 from rewardkit.sandbox import SandboxUnavailable
-from tests.support.processes import settled
+from tests.support.processes import sandbox_processes, settled
 
 GOLDEN = Path(__file__).parent / "data" / "code_golden.jsonl"
 HUMANEVAL = (
@@ -162,6 +162,61 @@ def test_the_request_deadline_kills_the_batch() -> None:
         reward.score_detailed([fenced(f"import time\ntime.sleep({60 + i})") for i in range(4)], tests=tests)
     assert time.monotonic() - start < 5  # 1 s, plus killing four sandboxes on a loaded machine
     assert settled() == [], "a sandbox outlived the deadline that ended its batch"
+
+
+def test_a_run_that_ends_leaves_no_process_at_all() -> None:
+    """When a run ends (its result known, its batch's deadline) every process of it is already gone, not
+    left to die or to be reaped later: the sandbox's PID 1 is killed (the kernel kills its namespace with
+    it) and bwrap has reaped it and exited before the run returns. A root service's harness, once it has
+    dropped to its user id, no longer dies with bwrap (the parent-death signal is cleared then)."""
+    looping = [fenced("while True:\n    pass"), fenced("import time\ntime.sleep(60)")]
+    tests = [{"inputs": [""] * 8, "outputs": ["x"] * 8}] * 2
+    scored = get("code", timeout_s=1.0, max_concurrency=2).score_detailed(looping, tests=tests)
+    assert scored.reasons == ["timeout", "timeout"]
+    assert sandbox_processes() == [], "processes of a finished run"
+    with pytest.raises(DeadlineExceeded), deadline(1.5):
+        get("code", timeout_s=20.0, max_concurrency=2).score_detailed(looping, tests=tests)
+    assert sandbox_processes() == [], "processes of a run its deadline ended"
+
+
+def test_a_program_may_start_threads_but_no_process() -> None:
+    """A test process may start no process (each would have ``memory_mb`` of its own) but threads, which
+    share its address space: competitive programs recurse in a thread with a bigger stack."""
+    programs = {
+        "deep recursion in a thread": "import sys, threading\nsys.setrecursionlimit(10 ** 6)\n"
+        "threading.stack_size(128 << 20)\ndef depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n"
+        "thread = threading.Thread(target=lambda: print(depth(int(input()))))\nthread.start()\nthread.join()",
+        "a thread pool": "from concurrent.futures import ThreadPoolExecutor\n"
+        "with ThreadPoolExecutor(8) as pool:\n    print(sum(pool.map(int, [input()] * 4)) // 4)",
+        "subprocess": "import subprocess\nprint(subprocess.run(['/usr/bin/echo', input()], "
+        "capture_output=True, text=True).stdout)",
+        "os.fork": "import os\nprint(input()) if os.fork() else None",
+    }
+    tests = {"inputs": ["50000"], "outputs": ["50000"]}
+    scored = get("code").score_detailed([fenced(p) for p in programs.values()], tests=[tests] * len(programs))
+    got = dict(zip(programs, scored.reasons, strict=True))
+    assert got == {
+        "deep recursion in a thread": None,
+        "a thread pool": None,
+        "subprocess": "runtime_error:BlockingIOError",
+        "os.fork": "runtime_error:BlockingIOError",
+    }, scored.details
+
+
+def test_without_a_seccomp_filter_a_program_may_start_neither(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a machine the filter does not know (not x86-64 or arm64), the process limit leaves no room for a
+    new task: no process, and no thread either."""
+    import rewardkit.sandbox.run
+
+    monkeypatch.setattr(rewardkit.sandbox.run, "_FILTER", None)
+    programs = [
+        "import os\nos.fork()",
+        "import threading\nthreading.Thread(target=print).start()",
+        "print(1)",
+    ]
+    tests = [{"inputs": [""], "outputs": ["1"]}] * 3
+    scored = get("code").score_detailed([fenced(p) for p in programs], tests=tests)
+    assert scored.reasons == ["runtime_error:BlockingIOError", "runtime_error:RuntimeError", None]
 
 
 def test_the_async_face_runs_on_the_callers_loop() -> None:

@@ -212,7 +212,8 @@ class CodeReward(Reward):
     fraction).
 
     ``timeout_s`` (a test's wall clock; its CPU limit is the next whole second), ``memory_mb`` (a test's
-    address space) and ``output_bytes`` (what a test may print) bound each test; ``max_tests`` (the first
+    address space, which bounds its sandbox: a program may start threads but no process) and
+    ``output_bytes`` (what a test may print) bound each test; ``max_tests`` (the first
     ones run) and ``max_test_chars`` (a row's tests as JSON; larger rows get ``bad_tests``) bound a row;
     ``float_tol`` is the numbers' tolerance. Operator settings: ``max_concurrency`` (sandboxes at once in
     the process; default the CPU count), ``python`` (the interpreter inside; default the service's),

@@ -2,12 +2,14 @@
 
 The sandbox's root is an empty read-only tmpfs holding only ``/usr`` (with the ``/bin``, ``/lib``,
 ``/lib64``, ``/sbin`` links or directories of the host), ``/etc/ld.so.cache``, the interpreter's prefix and
-the operator's ``ro_paths``, all read-only; a fresh ``/dev`` and ``/proc`` (of its own PID namespace); and
-``/tmp``, a size-capped tmpfs, as the work directory. The checkout, ``$HOME``, ``/etc``, ``/run`` (Kubernetes'
-service-account token), ``/var`` and the service's own ``/proc`` entries are simply absent. New PID, network
-(no interface but a down loopback), IPC and UTS namespaces; the harness is its PID 1 (``--as-pid-1``: no
-process of bwrap's inside, which would hold the result pipe and be open to the program in a user namespace);
-an empty environment, for bwrap itself too (what it passes on would be ``/proc/1/environ``).
+the operator's ``ro_paths``, all read-only; a fresh ``/dev`` (read-only too: ``/dev/shm`` would be memory
+without a bound) and ``/proc`` (of its own PID namespace); and ``/tmp``, a size-capped tmpfs, as the work
+directory. The checkout, ``$HOME``, ``/etc``, ``/run`` (Kubernetes' service-account token), ``/var`` and
+the service's own ``/proc`` entries are simply absent. New PID, network (no interface but a down
+loopback), IPC and UTS namespaces; the harness is its PID 1 (``--as-pid-1``: no process of bwrap's
+inside, which would hold the result pipe and be open to the program in a user namespace), and bwrap tells
+the service its pid (``--info-fd``): killing it ends the sandbox. An empty environment, for bwrap itself
+too (what it passes on would be ``/proc/1/environ``).
 
 The interpreter inside is an execute-only copy of the real one, bound over it: a process started from a
 file it may not read is not dumpable, so the harness's children (the program, the same user) can neither
@@ -119,9 +121,12 @@ def _visible(path: str) -> list[str]:
     return argv + ["--ro-bind", real, real]
 
 
-def command(config: SandboxConfig, *, disk_bytes: int, as_root: bool | None = None) -> list[str]:
+def command(
+    config: SandboxConfig, *, disk_bytes: int, as_root: bool | None = None, info_fd: int | None = None
+) -> list[str]:
     """The argv that runs the harness in a fresh sandbox (``as_root``: the service's effective user is
-    root; ``None``: look)."""
+    root; ``None``: look). ``info_fd``: where bwrap writes the harness's pid as the host sees it (JSON,
+    ``child-pid``), before it lets the harness run."""
     if as_root is None:
         as_root = os.geteuid() == 0
     python = interpreter(config)
@@ -145,7 +150,9 @@ def command(config: SandboxConfig, *, disk_bytes: int, as_root: bool | None = No
         argv += _visible(path)
     argv += ["--dev", "/dev", "--proc", "/proc"]
     argv += ["--perms", "1777", "--size", str(disk_bytes), "--tmpfs", WORK_DIR, "--chdir", WORK_DIR]
-    argv += ["--remount-ro", "/"]
+    argv += ["--remount-ro", "/", "--remount-ro", "/dev"]  # /dev (and /dev/shm): a tmpfs of no size cap
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
     uid = str(secrets.randbelow(_UID_HIGH - _UID_LOW) + _UID_LOW) if as_root else "-"
     argv += [python, "-I", "-S", "-c", harness_source(), uid, uid]
     return argv

@@ -6,7 +6,7 @@ library only, so it needs nothing from the service's environment; and not even `
 
     {"kind": "stdio" | "call" | "assert", "program": str, "fn_name": str | None, "inputs": [...],
      "timeout_s": float, "memory_bytes": int, "output_bytes": int, "processes": int, "open_files": int,
-     "file_bytes": int}
+     "file_bytes": int, "seccomp": bytes | None}
 
 and writes JSON lines on stdout: ``{"ready": true}`` first (before it touches the program), then
 ``{"compile_error": "SyntaxError: ..."}`` and nothing more, or one ``{"test": i, "status": ...}`` a test
@@ -17,19 +17,21 @@ value.
 
 Only this parent process writes to stdout. The tests run in a child forked from it, in a process group of
 its own, one after the other (as the datasets' own judges run them, so a test costs no fork): each with a
-fresh namespace and stdin an in-memory file holding its input; stdout and a report pipe read by the parent,
-stderr ``/dev/null``, every other descriptor closed, the rlimits set (CPU seconds, address space,
-processes, file size, open files, no core). After each test the child waits for the parent's go, so no
+fresh namespace and stdin an unnamed file in ``/tmp`` holding its input; stdout and a report pipe read by
+the parent, stderr ``/dev/null``, every other descriptor closed, the rlimits set (CPU seconds, address
+space, threads, file size, open files, no core) and the job's seccomp filter installed: the child may start
+threads but no process (:mod:`rewardkit.sandbox.seccomp`; without a filter, not even a thread), so its
+address space bounds the sandbox's memory. After each test the child waits for the parent's go, so no
 output runs into the next test's. The parent kills the group at a test's wall-clock limit, when its output
-passes the cap or when the child dies, and forks a new child for the tests after it; it ends at once when
-the service stops reading its results (it ended the run, or died). It collects the processes too: it is
-the sandbox's PID 1 (``bwrap --as-pid-1``: no process of bwrap's runs inside, holding the result pipe), so
-orphans come to it and no signal from inside reaches it. The parent is not dumpable (the interpreter it
-runs from is execute-only: :mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open
+passes the cap or when the child dies, and forks a new child for the tests after it. It is the sandbox's
+PID 1 (``bwrap --as-pid-1``: no process of bwrap's runs inside, holding the result pipe): orphans come to
+it, no signal from inside reaches it, and the service ends a run by killing it; it ends by itself when
+nobody reads its results (the service died). The parent is not dumpable (the interpreter it runs from is
+execute-only: :mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open
 ``/proc/<parent>/fd/1``, read the parent's memory nor ptrace it: a program cannot write the parent's result
 lines. It never sees the expected outputs of stdin/stdout and call tests either: the service compares.
-When the service runs as root, the parent first drops to the user id given in ``argv`` (the sandbox's
-processes then count against ``RLIMIT_NPROC``, which does not bind root).
+When the service runs as root, the parent first drops to the user id given in ``argv`` (``RLIMIT_NPROC``
+does not bind root; the drop clears the parent-death signal bwrap set, so bwrap's death does not end it).
 """
 
 from __future__ import annotations
@@ -179,6 +181,27 @@ def _set_limits(job: dict[str, Any], tests: int) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
+def _no_processes(program: bytes | None) -> None:
+    """Install the seccomp filter ``program``; without one, or where it cannot be installed, leave no room
+    for a new task at all (this process and the harness are two already)."""
+    try:
+        import ctypes
+
+        class Program(ctypes.Structure):  # struct sock_fprog
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+        prctl = ctypes.CDLL(None).prctl  # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
+        if (
+            program
+            and not prctl(38, 1, 0, 0, 0)
+            and not prctl(22, 2, ctypes.byref(Program(len(program) // 8, program)))
+        ):
+            return
+    except (ImportError, OSError, AttributeError):
+        pass
+    resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+
+
 def _frame(report: dict[str, Any]) -> bytes:
     """A report as the child sends it: its length, a newline, ``status NUL error NUL value``."""
     error = str(report.get("error", "")).replace("\0", " ")
@@ -187,8 +210,9 @@ def _frame(report: dict[str, Any]) -> bytes:
 
 
 def _stdin(text: str) -> None:
-    """Make ``text`` the program's stdin (fd 0 and ``sys.stdin``): an in-memory file."""
-    fd = os.memfd_create("stdin", 0)
+    """Make ``text`` the program's stdin (fd 0 and ``sys.stdin``): a file in ``/tmp`` of no name (a memfd
+    would be memory outside the sandbox's bounds: the seccomp filter refuses them)."""
+    fd = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
     _write(fd, text.encode("utf-8", "replace"))
     os.lseek(fd, 0, os.SEEK_SET)
     os.dup2(fd, 0)
@@ -208,6 +232,7 @@ def _child(
             os.dup2(fd, target)
         os.closerange(5, 1 << 16)
         _set_limits(job, len(items) - start)
+        _no_processes(job.get("seccomp"))
         stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         stderr = open(2, "w", closefd=False)  # noqa: SIM115
         sys.argv = ["program"]

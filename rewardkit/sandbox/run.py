@@ -4,8 +4,11 @@ The job goes in through an in-memory file (no pipe to keep fed; ``marshal``'s fo
 reads without importing anything); the harness's result lines are read as
 they arrive (each passed to ``on_result``, which may stop the run: ``mode="all"`` stops at the first
 failing test), within a byte cap; the run ends at ``{"done": true}``, at the exit of bwrap, when stopped,
-or at its wall-clock limit. Then bwrap's whole process group is killed (``SIGKILL``); bwrap dies with it,
-and with it the sandbox's PID namespace, which takes every process the program started down too.
+or at its wall-clock limit. Then the sandbox's PID 1, the harness, is killed (``SIGKILL``; bwrap gave its
+pid): the kernel kills every other process of its PID namespace with it, and bwrap, its parent, reaps it
+and exits. The run returns only once bwrap has exited, so nothing of it is left, not even a process
+waiting to be reaped. (Killing bwrap instead would orphan the harness: a root service's harness has
+dropped to its user id, which clears the parent-death signal bwrap gave it.)
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import asyncio
 import json
 import marshal
 import os
+import re
 import signal
 import subprocess
 import time
@@ -22,12 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.sandbox.bwrap import SandboxConfig, command
+from rewardkit.sandbox.seccomp import no_process_filter
 
 __all__ = ["Limits", "RunResult", "SandboxError", "TestResult", "run_sandbox"]
 
 KEPT_STDOUT = 4000  # characters of a test's output kept once ``on_result`` has seen it
 _STDERR_KEPT = 4000
 _TEST_SLACK_S = 0.5  # a test's fork, report and result line, on a loaded machine
+_FILTER = no_process_filter()  # a test process's seccomp filter: threads, no process
+_END_S = 10.0  # how long a killed sandbox may take to go (a PID namespace's end waits for RCU) before bwrap
 
 
 class SandboxError(RuntimeError):
@@ -39,8 +46,9 @@ class Limits:
     """What one sandbox may use. Every limit is the operator's setting, capped for callers by the reward.
 
     ``timeout_s`` is a test's wall-clock limit (its CPU limit is the next whole second); ``memory_mb`` a
-    test process's address space; ``output_bytes`` what one test may print (or its return value's JSON);
-    ``processes`` the sandbox's processes at once; ``open_files`` and ``file_mb`` a test process's
+    test process's address space (it may start no process: the sandbox's memory); ``output_bytes`` what
+    one test may print (or its return value's JSON); ``processes`` the sandbox's tasks at once (a test
+    process's threads, the harness and the test process); ``open_files`` and ``file_mb`` a test process's
     descriptors and largest file; ``disk_mb`` the work directory's size; ``startup_s`` the allowance for
     starting the sandbox in its wall-clock limit.
     """
@@ -210,27 +218,37 @@ async def run_sandbox(
     """
     tests = len(job["inputs"])
     wall = limits.wall_s(tests) if wall_s is None else wall_s
-    payload = marshal.dumps({**job, **limits.harness_fields()}, 4)  # ValueError: not plain data
+    fields = {**job, **limits.harness_fields(), "seccomp": _FILTER}
+    payload = marshal.dumps(fields, 4)  # ValueError: not plain data
     line_cap = 12 * limits.output_bytes + (1 << 16)  # JSON escapes a byte into six at worst, twice
-    argv = command(config, disk_bytes=limits.disk_mb << 20)
     loop = asyncio.get_running_loop()
     run = _Run(on_result, line_cap)
     stdin = _job_file(payload)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    info_r, info_w = os.pipe()
+    argv = command(config, disk_bytes=limits.disk_mb << 20, info_fd=info_w)
     try:
         proc = subprocess.Popen(  # noqa: S603 - our own argv; bwrap gets an empty environment
-            argv, stdin=stdin, stdout=out_w, stderr=err_w, env={}, start_new_session=True, close_fds=True
+            argv,
+            stdin=stdin,
+            stdout=out_w,
+            stderr=err_w,
+            env={},
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=(info_w,),
         )
     except OSError as exc:
-        for fd in (out_r, err_r):
+        for fd in (out_r, err_r, info_r):
             os.close(fd)
         raise SandboxError(f"could not start bwrap ({argv[0]}): {exc}") from None
     finally:
-        for fd in (stdin, out_w, err_w):
+        for fd in (stdin, out_w, err_w, info_w):
             os.close(fd)
     exited: asyncio.Future[None] = loop.create_future()
     pidfd = _watch_exit(loop, proc, exited)
+    pid1 = _Pid1(loop, info_r, proc.pid)
     for fd in (out_r, err_r):
         os.set_blocking(fd, False)
     loop.add_reader(out_r, _reader(out_r, run.feed, lambda: run.end("crashed")))
@@ -245,11 +263,10 @@ async def run_sandbox(
             _drain(out_r, run)
             run.end("crashed")
     finally:
-        _kill_group(proc)
         for fd in (out_r, err_r):
             loop.remove_reader(fd)
         try:
-            await _reap(proc, exited)
+            await _end(proc, exited, pid1)
         finally:
             fds = (out_r, err_r) + ((pidfd,) if pidfd is not None else ())
             for fd in fds:
@@ -310,6 +327,63 @@ def _watch_exit(
     return pidfd
 
 
+class _Pid1:
+    """The sandbox's PID 1 (the harness) as the host sees it: bwrap writes its pid on the info pipe before
+    it lets it run. Held as a pidfd from then on, so a kill never reaches a process that took its pid."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, bwrap: int) -> None:
+        self.loop, self.fd, self.bwrap = loop, fd, bwrap
+        self.info = bytearray()
+        self.pid: int | None = None
+        self.pidfd: int | None = None
+        self.known: asyncio.Future[None] = loop.create_future()
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, self._read)
+
+    def _read(self) -> None:
+        try:
+            chunk = os.read(self.fd, 4096)
+        except BlockingIOError:
+            return
+        if chunk and len(self.info) < 4096:
+            self.info += chunk
+            return
+        self.loop.remove_reader(self.fd)  # bwrap closed it (or wrote too much): it is all there is
+        found = re.search(rb'"child-pid":\s*(\d+)', self.info)
+        if found and _parent(int(found.group(1))) == self.bwrap:  # bwrap is not reaped yet: its pid holds
+            self.pid = int(found.group(1))
+            try:
+                self.pidfd = os.pidfd_open(self.pid)
+            except (AttributeError, OSError):  # an old kernel: the pid, checked again at the kill
+                pass
+        if not self.known.done():
+            self.known.set_result(None)
+
+    def kill(self) -> None:
+        """``SIGKILL`` to the harness, the end of its PID namespace; nothing if it is gone already."""
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.pid is not None and _parent(self.pid) == self.bwrap:
+                os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> None:
+        self.loop.remove_reader(self.fd)
+        for fd in (self.fd, self.pidfd):
+            if fd is not None:
+                os.close(fd)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -317,13 +391,32 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-async def _reap(proc: subprocess.Popen[bytes], exited: asyncio.Future[None]) -> None:
-    """Wait (on the loop) for the killed bwrap to exit, then collect its status."""
-    try:
-        await asyncio.wait_for(asyncio.shield(exited), timeout=10)
-    except TimeoutError:
-        pass
-    finally:  # also when the wait is cancelled (the batch ends): killed, bwrap is gone in a moment
-        if not exited.done():
-            exited.cancel()
-        proc.wait()
+async def _end(proc: subprocess.Popen[bytes], exited: asyncio.Future[None], pid1: _Pid1) -> None:
+    """End the sandbox and wait until nothing of it is left: kill its PID 1 (when bwrap has not said it yet,
+    wait for that first: it does before the harness runs), then wait for bwrap to reap it and exit. bwrap
+    itself is killed only when it has not exited within ``_END_S``. A cancellation (the batch's deadline
+    ended it) waits for this end too, then goes on."""
+    cancelled = False
+    if not exited.done():
+        cancelled |= await _through_cancel([pid1.known, exited])
+    pid1.kill()
+    cancelled |= await _through_cancel([exited])
+    if not exited.done():
+        _kill_group(proc)
+        exited.cancel()
+    proc.wait()  # bwrap has exited, or was just killed: no real wait
+    pid1.close()
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+async def _through_cancel(futures: list[asyncio.Future[None]]) -> bool:
+    """Wait up to ``_END_S`` for one of ``futures``, through cancellations; whether there was one."""
+    end = time.monotonic() + _END_S
+    cancelled = False
+    while not any(future.done() for future in futures) and (left := end - time.monotonic()) > 0:
+        try:
+            await asyncio.wait(futures, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            cancelled = True
+    return cancelled

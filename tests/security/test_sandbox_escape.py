@@ -15,8 +15,9 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,9 @@ import pytest
 import rewardkit.rewards.code  # noqa: F401 - registers "code"
 from rewardkit import get
 from rewardkit.core import Scored
-from tests.security.sandbox_unprivileged import FORGE, PROCESSES
+from tests.security.sandbox_unprivileged import FORGE, OUTSIDE_MEMORY, PROCESSES
 from tests.support.fake_judge import FakeJudge
-from tests.support.processes import DAEMON_MARKER, settled
+from tests.support.processes import DAEMON_MARKER, sandbox_rss_mb, settled
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "rk-secret-" + "5f0c2e9a"  # the service's token, as the server process holds it
@@ -60,10 +61,11 @@ def blocked(programs: dict[str, str]) -> dict[str, tuple[float | None, str | Non
     }
 
 
-def on_host(program: str) -> str:
-    """The control: the same program run with no sandbox, in this process's environment."""
+def on_host(program: str, cwd: Path) -> str:
+    """The control: the same program run with no sandbox, in this process's environment, in ``cwd`` (a
+    temporary directory: what it writes there must not land in the checkout)."""
     run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(program)], capture_output=True, text=True, timeout=30
+        [sys.executable, "-c", textwrap.dedent(program)], capture_output=True, text=True, timeout=30, cwd=cwd
     )
     return run.stdout
 
@@ -156,8 +158,10 @@ def test_reading_and_writing_the_host_fail_and_would_work_unsandboxed(
     # The control: unsandboxed, each attack works (so each assertion above can fail). Only the service's
     # temporary directory is written to on the host.
     for name, program in attacks.items():
-        assert on_host(program).startswith("ESCAPED"), name
+        assert on_host(program, secrets_on_host.parent).startswith("ESCAPED"), name
     assert judge.requests == 1
+    assert (secrets_on_host.parent / "inside-the-work-dir").exists()
+    assert not (ROOT / "inside-the-work-dir").exists(), "a control run wrote into the checkout"
     marker.unlink()
 
 
@@ -265,29 +269,78 @@ def test_fork_bomb_disk_fill_and_daemon_are_bounded_and_leave_nothing_behind() -
             except OSError:
                 print("BLOCKED" if written <= 128 else f"ESCAPED {written} MB")
             """,
-        "daemon": f"""
-            import os, time
-            r, w = os.pipe()
-            if os.fork() == 0:
-                os.setsid()
-                pid = os.fork()
-                if pid == 0:
-                    os.execv("/usr/bin/sleep", ["sleep", "{DAEMON_MARKER.decode()}"])
-                os.write(w, str(pid).encode())
-                os._exit(0)
-            daemon = int(os.read(r, 20))
-            time.sleep(0.2)
-            os.kill(daemon, 0)  # it runs: only the sandbox's end can take it down
-            print("BLOCKED")
-            """,
     }
+    # No process can be started, so the daemon is the test process itself, become a sleep (a session of
+    # its own is refused: it leads its process group); the sandbox's end must take it down all the same.
+    daemon = f"""
+        import os
+        try:
+            os.setsid()
+        except OSError:
+            pass
+        os.execv("/usr/bin/sleep", ["sleep", "{DAEMON_MARKER.decode()}"])
+        """
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     start = time.monotonic()
     assert blocked({**attacks}) == {}
-    scored = score([bomb, HONEST], [ANYTHING, HONEST_TEST], timeout_s=4.0)
-    assert scored.values[1] == 1.0 and scored.values[0] == 0.0, scored.details
+    scored = score([bomb, daemon, HONEST], [ANYTHING, ANYTHING, HONEST_TEST], timeout_s=3.0)
+    assert scored.values == [0.0, 0.0, 1.0], scored.details
+    assert scored.reasons[:2] == ["timeout", "timeout"], scored.details
     assert time.monotonic() - start < 30
     assert settled() == [], "a process of a run survived it"
+
+
+SIX_CHILDREN = """
+    import os, time
+    for _ in range(6):
+        if os.fork() == 0:
+            block = b"x" * (300 << 20)
+            time.sleep(2)
+            os._exit(0)
+    time.sleep(2.5)
+    print("x")
+    """
+FORK_BOMB = """
+    import os, time
+    refused = 0
+    for _ in range(5):
+        try:
+            os.fork()  # 32 processes, had every fork worked
+        except OSError:
+            refused += 1
+    block = b"x" * (64 << 20)
+    time.sleep(2)
+    print("refused" if refused == 5 else "x")
+    """
+
+
+def peak_rss_mb(run: Callable[[], Scored]) -> tuple[Scored, float]:
+    """``run()``'s result and the most resident memory its sandbox processes held together (sampled)."""
+    result: list[Scored] = []
+    worker = threading.Thread(target=lambda: result.append(run()))
+    worker.start()
+    peak = 0.0
+    while worker.is_alive():
+        peak = max(peak, sandbox_rss_mb())
+        time.sleep(0.02)
+    worker.join()
+    return result[0], peak
+
+
+def test_a_sandbox_stays_within_memory_mb_with_every_process_it_starts() -> None:
+    """``memory_mb`` bounds a sandbox, not each of its processes: a test process may start no process, so
+    six children of 300 MB (1.9 GB at memory_mb=512 when each process had its own limit) and a fork bomb
+    are refused, and the sandbox's processes stay within memory_mb and the harness's few MB."""
+    attacks = {
+        "six children of 300 MB": (SIX_CHILDREN, "runtime_error:BlockingIOError"),  # fork: EAGAIN
+        "fork bomb": (FORK_BOMB, "wrong_answer:0"),  # every fork refused; it prints so
+    }
+    for name, (program, reason) in attacks.items():
+        scored, peak = peak_rss_mb(lambda: score([program], [ANYTHING], timeout_s=5.0, memory_mb=512))  # noqa: B023
+        assert (scored.values, scored.reasons) == ([0.0], [reason]), (name, scored.details)
+        assert peak < 512 + 100, (name, f"{peak:.0f} MB")
+    assert blocked({"memory outside the address space": OUTSIDE_MEMORY}) == {}
+    assert settled() == []
 
 
 def test_signalling_other_processes_reaches_none_outside() -> None:
@@ -330,5 +383,5 @@ def test_an_unprivileged_service_gets_the_same_guarantees() -> None:
     )
     assert run.returncode == 0, run.stderr[-3000:]
     values, reasons, details = json.loads(run.stdout.splitlines()[-1])
-    assert values == [0.0, 1.0, 1.0], (reasons, details)
+    assert values == [0.0, 1.0, 1.0, 1.0], (reasons, details)
     assert reasons[0] == "wrong_answer:0"
