@@ -58,7 +58,6 @@ The rewards and what they read
   canonical form, ``verify/fastpath.py`` exact decisions without SymPy, ``verify/guards.py`` answers refused
   before SymPy, ``verify/pool.py`` dedup, verdict cache and what goes to the workers, ``verify/host.py`` the
   worker host process (``python -m rewardkit.verify``, ``verify/__main__.py``) and its pebble pools,
-  ``verify/crew.py`` the host's math workers (a gold's pairs on one worker, work stealing, time limits),
   ``verify/worker.py`` what runs in a worker
 - ``judging/``: the judge's parts: ``judging/templates.py`` prompts and reading the score,
   ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache,

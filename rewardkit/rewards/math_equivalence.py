@@ -154,55 +154,14 @@ class MathEquivalence(Reward):
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict | Explained]:
         verdicts: list[Verdict | Explained | None] = [None] * len(completions)
-        pending: list[tuple[int, pool.Check, dict[str, Any]]] = []
-        # Rows are read a part at a time and each part's pairs go to the workers at once: they judge one
-        # part while this process reads the next (reading is per row; judging is per distinct pair).
-        golds: dict[str, tuple[str | None, bool]] = {}  # a group's rows share their solution: read it once
-        with self._verifier().batch(timeout_s=self.timeout_s, max_chars=self.max_answer_chars) as batch:
-            for start in range(0, len(completions), PART_ROWS):
-                rows = range(start, min(start + PART_ROWS, len(completions)))
-                part = self._read(rows, completions, columns, verdicts, golds)
-                if part:
-                    batch.add([check for _, check, _ in part])
-                    pending += part
-            results = batch.results() if pending else []
-        for (i, check, detail), (equal, reason) in zip(pending, results, strict=True):
+        pending: list[tuple[int, pool.Check]] = []
+        options_column = columns.get("choices") or [None] * len(completions)
+        for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
             check_deadline("math")
-            if reason in _UNREAD:  # refused unread: nothing compared
-                detail.pop("compared", None)
-            elif "compared" not in detail:
-                detail["compared"] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
-            verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
-        judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
-        return revalue(judged, self.correct, self.wrong)
-
-    def _read(
-        self,
-        rows: range,
-        completions: Sequence[Completion],
-        columns: dict[str, list[Any]],
-        verdicts: list[Verdict | Explained | None],
-        golds: dict[str, tuple[str | None, bool]],
-    ) -> list[tuple[int, pool.Check, dict[str, Any]]]:
-        """Read the rows' answers and golds (each distinct solution once a batch, in ``golds``): verdicts
-        reached without comparing go into ``verdicts``; the rest come back as ``(row, pair, detail)``."""
-        pending: list[tuple[int, pool.Check, dict[str, Any]]] = []
-        compared: dict[pool.Check, str] = {}
-        options_column = columns.get("choices")
-        for i in rows:
-            check_deadline("math")
-            completion, solution = completions[i], columns["solution"][i]
             if isinstance(solution, _NOT_A_GOLD):  # str() of these is a Python repr, not a reference
                 verdicts[i] = Verdict(None, "invalid_gold")
                 continue
-            if isinstance(solution, str):
-                if solution not in golds:
-                    read = gold_answer(solution)
-                    golds[solution] = (read, read is not None and is_letter(read))
-                gold, letter = golds[solution]
-            else:
-                gold = gold_answer(solution)
-                letter = gold is not None and is_letter(gold)
+            gold = gold_answer(solution)
             if gold is None:
                 verdicts[i] = Verdict(None, "missing_solution")
                 continue
@@ -211,8 +170,8 @@ class MathEquivalence(Reward):
                 verdicts[i] = Explained(0.0, "invalid_completion", {"gold": gold})
                 continue
             answer, reason = math_answer(text, mode=self.extract)
-            options = read_choices(options_column[i] if options_column else None)
-            if options is not None or letter:  # multiple choice: compare options, not texts
+            options = read_choices(options_column[i])
+            if options is not None or is_letter(gold):  # multiple choice: compare options, not texts
                 decided = self._choice(text, answer, gold, options)
                 if isinstance(decided, Explained):
                     verdicts[i] = decided
@@ -231,17 +190,21 @@ class MathEquivalence(Reward):
                 detail = {"answer": answer, "gold": gold, "compared": f"within rel_tol={self.rel_tol:g}"}
                 verdicts[i] = Explained(float(close), None, detail)
             else:
-                check = pool.Check(gold, answer)
-                detail = {"answer": answer, "gold": gold}
-                if len(answer) <= self.max_answer_chars and len(gold) <= pool.MAX_GOLD_CHARS:
-                    if check not in compared:  # while the workers judge (shown unless refused unread)
-                        compared[check] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
-                    detail["compared"] = compared[check]
-                pending.append((i, check, detail))
-        return pending
+                pending.append((i, pool.Check(gold, answer)))
+        if pending:
+            results = self._verifier().verify_many(
+                [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
+            )
+            for (i, check), (equal, reason) in zip(pending, results, strict=True):
+                check_deadline("math")
+                detail = {"answer": check.prediction, "gold": check.gold}
+                if reason not in _UNREAD:  # refused unread: nothing compared
+                    detail["compared"] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
+                verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
+        judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
+        return revalue(judged, self.correct, self.wrong)
 
 
-PART_ROWS = 256  # rows read before their pairs go to the workers
 _NOT_A_GOLD = (Mapping, list, tuple, set, frozenset, bytes, bytearray)
 _UNREAD = ("answer_too_long", "gold_too_long", "invalid_gold")
 

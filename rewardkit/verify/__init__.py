@@ -73,17 +73,15 @@ thread but the main one (a FastAPI handler, a Ray worker) and cannot interrupt C
 - refuses (:mod:`~rewardkit.verify.guards`), in microseconds and with a reason, answers over
   ``max_answer_chars``, nested deeper than 40, or holding numeric power towers or factorials too large to
   compute (``huge_power``, ``huge_factorial``, ...);
-- runs the rest in worker processes (``workers``, default ``REWARDKIT_MATH_WORKERS`` or the CPU count) as it
-  reads the batch (its rows a part at a time: reading overlaps judging), the pairs of one gold on one worker
-  (which parses that gold once), idle workers stealing the rest, with a hard wall-clock limit per pair
-  (``timeout_s``, fractions allowed; the worker is killed and replaced), a soft in-worker alarm just before
-  it, and an address-space cap (``memory_mb``). While workers are stuck on slow pairs, spill workers take
-  over the rest of the batch; workers are warm before ``ready()``. A pair whose worker dies (killed, out of
-  memory) runs once more on another; dying twice it is ``worker_crashed`` and scores ``None`` (no verdict:
-  trainers skip it), where a ``timeout`` scores 0.0 (too costly to check is wrong, as peers score it).
-  SymPy objects never leave the workers. The workers live in a helper process started with ``python -m
-  rewardkit.verify``, so they never import your training script; it exits with your process, and
-  ``ready()`` is true once it and all its workers are up;
+- runs the rest in pebble worker processes (``workers``, default ``REWARDKIT_MATH_WORKERS`` or the CPU count)
+  with a hard wall-clock limit per pair (``timeout_s``, fractions allowed; the worker is killed and replaced),
+  a soft in-worker alarm just before it, and an address-space cap (``memory_mb``). While workers are stuck on
+  slow pairs, a spill pool takes over the rest of the batch. A pair whose worker dies (killed, out of memory)
+  runs once more on another; dying twice it is ``worker_crashed`` and scores ``None`` (no verdict: trainers
+  skip it), where a ``timeout`` scores 0.0 (too costly to check is wrong, as peers score it). SymPy objects
+  never leave the workers. The pools live in a helper process started with ``python -m rewardkit.verify``,
+  so the workers never import your training script; it exits with your process, and ``ready()`` is true
+  once it and its pools are up;
 - keeps a request's deadline (:func:`rewardkit.core.deadline`): checked at every item in your process, and
   in the worker host, which a restart does not give a fresh budget;
 - gives every item a reason you can read: ``score_detailed(...)`` returns ``no_answer``, ``timeout``,
@@ -103,9 +101,8 @@ One module, one job: :mod:`~rewardkit.verify.normalise` (answer text to a canoni
 :mod:`~rewardkit.verify.fastpath` (exact decisions without SymPy), :mod:`~rewardkit.verify.guards` (answers
 refused before SymPy), :mod:`~rewardkit.verify.pool` (the math verifier: dedup, verdict cache, what goes to
 the workers), :mod:`~rewardkit.verify.host` (the worker host process, started with ``python -m
-rewardkit.verify``, and the stream of a batch to it), :mod:`~rewardkit.verify.crew` (the host's workers:
-a gold's pairs on one worker, work stealing, limits, retries, spill), :mod:`~rewardkit.verify.worker` (what
-runs in a worker: Math-Verify's parse, the numeric check, verify).
+rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.worker` (what runs in a worker:
+Math-Verify's parse, the numeric check, verify).
 """
 
 from rewardkit.verify.pool import (

@@ -1,17 +1,20 @@
-"""The worker host: a helper process that owns the math workers, and the parent's handle on it.
+"""The worker host: a helper process that owns the math worker pools, and the parent's handle on it.
 
 Why a process of its own: multiprocessing starts workers with their parent's ``__main__`` (for a trainer:
 torch, transformers, the whole CLI; a script without a main guard would even run again in every worker). The
 host is started as ``python -m rewardkit.verify``, so the only ``__main__`` its workers know is that package's
 module. It uses public APIs only: ``subprocess`` to start it, ``multiprocessing.connection`` (a Unix socket in
-a private folder, with an authentication key passed on stdin) to talk to it, and a ``forkserver`` context
-that preloads and warms Math-Verify, so a killed worker is replaced in milliseconds and starts warm. The host
-exits when its parent does (its stdin closes).
+a private folder, with an authentication key passed on stdin) to talk to it, a ``forkserver`` context that
+preloads Math-Verify so a killed worker is replaced in milliseconds, and pebble pools for hard time limits.
+The host exits when its parent does (its stdin closes).
 
-A batch is streamed: the parent sends its pairs in parts as it reads them (:class:`Stream`), the host's
-workers (:mod:`rewardkit.verify.crew`) start on the first part while the parent reads the next, and the
-answer comes back once the last part is judged. A batch whose host died is sent once more, whole, to a new
-host with what is left of the request's deadline, never a fresh one.
+In the host, each batch runs on the main pool, one pair per worker, so nothing ever waits behind a stuck
+worker (and nothing has to be cancelled: pebble cancels by killing). While main workers are stuck on pairs
+past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by about their
+own hard limit, while normal work keeps its warm caches on the main pool. Both pools start with the host, so
+no batch waits for them. A pair whose worker died under it runs once more before it is ``worker_crashed``
+(no verdict), and a batch whose host died is sent once more to a new host with what is left of the request's
+deadline, never a fresh one.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, remaining_s
+from rewardkit.verify.guards import risk
 
-__all__ = ["HostGone", "Stream", "WorkerHost"]
+__all__ = ["HostGone", "WorkerHost"]
 
 #: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
 Result = tuple[bool | None, str | None]
@@ -41,6 +47,7 @@ Pair = tuple[str, str]  # (gold, prediction), both canonical
 
 
 STUCK_AFTER_S = 5.0  # a host that has not answered this long after the deadline is taken for stuck
+POOL_START_S = 120.0  # the longest a pool's start is waited for
 
 
 class HostGone(RuntimeError):
@@ -83,9 +90,8 @@ class WorkerHost:
         key = secrets.token_bytes(32)
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
-        # -P: the host imports this rewardkit (first on its path), never one in the caller's working folder
         proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "rewardkit.verify", json.dumps(self.config)],
+            [sys.executable, "-m", "rewardkit.verify", json.dumps(self.config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": path},
@@ -134,10 +140,6 @@ class WorkerHost:
                     raise HostGone(f"the math worker host is gone: {exc}") from None
         raise AssertionError("unreachable")
 
-    def stream(self, timeout_s: float, soft_timeouts: bool) -> Stream:
-        """A batch to send in parts (:class:`Stream`)."""
-        return Stream(self, "stream", timeout_s, soft_timeouts)
-
     def _forget(self, failed: subprocess.Popen[bytes]) -> None:
         """Drop the host that failed (not one another thread has started since), and end it."""
         with self._lock:
@@ -164,78 +166,6 @@ class WorkerHost:
         proc.stdout.close()
 
 
-class Stream:
-    """One batch sent to the host in parts (:meth:`send`) and answered at :meth:`finish`. A host that dies
-    meanwhile is started again once, and gets every part again with what is left of the deadline."""
-
-    def __init__(self, host: WorkerHost, kind: str, *args: Any) -> None:
-        self._host, self._head = host, (kind, *args)
-        self._parts: list[list[Pair]] = []
-        self._connection: Connection | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._failures = 0
-
-    def send(self, pairs: list[Pair]) -> None:
-        """Send more pairs; the host's workers start on them at once."""
-        self._parts.append(pairs)
-        if self._connection is None:
-            self._open()
-            return
-        try:
-            self._connection.send(pairs)
-        except OSError as exc:
-            self._failed(exc)
-            self._open()
-
-    def finish(self) -> Any:
-        """No more pairs: the host's answer, by the request's deadline (``DeadlineExceeded`` a while after
-        it, if the host is stuck)."""
-        while True:
-            if self._connection is None:
-                self._open()
-            assert self._connection is not None and self._proc is not None
-            try:
-                self._connection.send(None)
-                left = remaining_s()
-                if left is not None and not self._connection.poll(left + STUCK_AFTER_S):
-                    self._host._forget(self._proc)
-                    raise DeadlineExceeded("math: the worker host did not answer by the deadline")
-                answer = self._connection.recv()
-            except (OSError, EOFError) as exc:
-                self._failed(exc)
-                continue
-            self.close()
-            return answer
-
-    def close(self) -> None:
-        """Hang up (the host stops this batch's work if it is not finished)."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-
-    def _open(self) -> None:
-        while self._connection is None:
-            self._proc, address, key = self._host._start()
-            left = remaining_s()
-            if left is not None and left <= 0.0:
-                raise DeadlineExceeded("math: the request deadline passed before the worker host answered")
-            try:
-                self._connection = Client(address, authkey=key)
-                self._connection.send((*self._head, left))
-                for part in self._parts:
-                    self._connection.send(part)
-            except (OSError, EOFError) as exc:
-                self._failed(exc)
-
-    def _failed(self, exc: BaseException) -> None:
-        self.close()
-        if self._proc is not None:
-            self._host._forget(self._proc)
-        self._failures += 1
-        if self._failures == 2:
-            raise HostGone(f"the math worker host is gone: {exc}") from None
-
-
 def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
     for pipe in (proc.stdin, proc.stdout):
         if pipe is not None:
@@ -246,80 +176,180 @@ def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
 
 
 class Scheduler:
-    """Runs batches on this (host) process's workers (:class:`~rewardkit.verify.crew.Crew`: main and spill
-    workers, started as it is made, in the background): no batch pays for their start, and :meth:`ping`
-    (the parent's ``ready()``) is true only once they are all up and warm."""
+    """Runs pairs on the pebble pools of this (host) process. Both pools start as it is made, in the
+    background (pebble starts a pool's workers on its first task): no batch pays for their start, and
+    :meth:`ping` (the parent's ``ready()``) is true only once they are up."""
 
     def __init__(self, workers: int, memory_mb: int, overdue_slots: int) -> None:
-        from rewardkit.verify.crew import Crew
-
         self.workers, self.memory_mb, self.overdue_slots = workers, memory_mb, overdue_slots
+        self._pools: dict[str, Any] = {}
+        self._lock = threading.Lock()
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["rewardkit.verify.worker", "rewardkit.verify.crew"])
-        self.crew = Crew(context, workers, overdue_slots, memory_mb)
+        context.set_forkserver_preload(["rewardkit.verify.worker"])
+        self._context = context
+        self._up = threading.Event()
+        threading.Thread(target=self._start_pools, daemon=True).start()
+
+    def _start_pools(self) -> None:
+        try:
+            self.pool("main").schedule(_worker_ping).result(timeout=POOL_START_S)
+            if self.overdue_slots:
+                self.pool("spill").schedule(_worker_ping).result(timeout=POOL_START_S)
+        except Exception:  # a pool that did not start is started again by the next batch that needs it
+            pass
+        finally:
+            self._up.set()
+
+    # -- pools: "main" does the work; "spill" stands in for main workers stuck on overdue pairs
+    def pool(self, kind: str = "main") -> Any:
+        with self._lock:
+            pool = self._pools.get(kind)
+            if pool is None or not pool.active:
+                import pebble
+
+                pool = self._pools[kind] = pebble.ProcessPool(
+                    max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
+                    initializer=_worker_init,
+                    initargs=(self.memory_mb,),
+                    context=self._context,
+                )
+            return pool
 
     def ping(self, timeout_s: float, deadline_s: float | None) -> bool:
-        """Every worker up and warm, and a main worker judging a real pair right, within ``timeout_s``
-        (and the request's ``deadline_s``)."""
+        """Both pools up and a main worker judging a real pair right, within ``timeout_s`` (and the
+        request's ``deadline_s``)."""
         wait_s = timeout_s if deadline_s is None else min(timeout_s, deadline_s)
         end = time.monotonic() + wait_s
-        if not self.crew.up.wait(wait_s) or not self.crew.healthy:
+        if not self._up.wait(wait_s):
             return False
-        job = self.crew.job(wait_s, wait_s)
-        self.crew.add(job, [("x^2+1", "1+x^2")])
-        self.crew.close_job(job)
-        if not job.done.wait(max(0.0, end - time.monotonic())):
-            self.crew.cancel(job)
+        try:
+            ready = self.pool().schedule(_worker_ready).result(timeout=max(0.0, end - time.monotonic()))
+            return bool(ready)
+        except Exception:
             return False
-        return job.results.get(0) == (True, None)
 
     def close(self) -> None:
-        self.crew.close()
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.stop()
+            pool.join(timeout=10)
 
-    def stream(
-        self, connection: Connection, timeout_s: float, soft_timeouts: bool, deadline_s: float | None
+    def run(
+        self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
     ) -> tuple[str, list[Result], dict[str, int]]:
-        """Judge the pairs that arrive on ``connection`` (lists of pairs, then ``None``) as they arrive:
-        ``("ok", results, counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (the
-        batch's work is cancelled: its busy workers are killed and replaced)."""
+        """``("ok", results, counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (the
+        batch's work is cancelled: pebble kills the busy workers and starts new ones). A pair whose worker
+        died (``ProcessExpired``: killed, out of memory in C code) runs once more, on the worker that
+        replaces it or another; dying twice, it is ``(None, "worker_crashed")``."""
         end = None if deadline_s is None else time.monotonic() + deadline_s
+        counters = {"timeouts": 0, "spilled": 0, "retried": 0}
+        if not self._up.wait(deadline_s):  # a host just started: its pools come up within the deadline
+            return "deadline", [], counters
+        main = self.pool("main")
         # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
         soft = max(timeout_s - 0.2, timeout_s * 0.8) if soft_timeouts else 86_400.0
-        job = self.crew.job(timeout_s, soft)
-        try:
-            while (pairs := connection.recv()) is not None:
-                self.crew.add(job, pairs)
-        except (EOFError, OSError):  # the caller went away (its own deadline, say): stop its work
-            self.crew.cancel(job)
-            raise
-        self.crew.close_job(job)
-        # a host just started: its workers come up within the deadline
-        left = None if end is None else max(0.0, end - time.monotonic())
-        if not job.done.wait(left) or job.cancelled:
-            self.crew.cancel(job)
-            return "deadline", [], job.counters
-        return "ok", job.ordered(), job.counters
+        slow_after = min(0.5, timeout_s / 4)
+        # Riskiest first: a slow pair started early overlaps the rest of the batch instead of adding its
+        # whole time limit at the end. (queue.pop() takes from the end.)
+        queue = sorted(range(len(pairs)), key=lambda i: risk(pairs[i][1]))
+        on_main: dict[Future[Result], int] = {}
+        on_spill: dict[Future[Result], int] = {}
+        started: dict[Future[Result], float] = {}
+        results: dict[int, Result] = {}
+        retried: set[int] = set()
+
+        def submit(pool: Any, i: int) -> Future[Result]:
+            return pool.schedule(_worker_check, args=(*pairs[i], soft), timeout=timeout_s)  # type: ignore[no-any-return]
+
+        while queue or on_main or on_spill:
+            while queue and len(on_main) < self.workers:
+                i = queue.pop()
+                on_main[submit(main, i)] = i
+            now = time.monotonic()
+            for future in on_main:
+                started.setdefault(future, now)
+            if queue and any(now - started[f] > slow_after for f in on_main):
+                while queue and len(on_spill) < self.overdue_slots:
+                    i = queue.pop()
+                    on_spill[submit(self.pool("spill"), i)] = i
+                    counters["spilled"] += 1
+            if end is not None and now >= end:  # the request's deadline: stop its work, free the workers
+                for future in [*on_main, *on_spill]:
+                    future.cancel()
+                return "deadline", [], counters
+            done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = on_main.pop(future) if future in on_main else on_spill.pop(future)
+                started.pop(future, None)
+                if i not in retried and _crashed(future):
+                    retried.add(i)
+                    counters["retried"] += 1
+                    queue.append(i)  # next out
+                    continue
+                results[i] = _outcome(future, counters)
+        return "ok", [results[i] for i in range(len(pairs))], counters
+
+
+def _crashed(future: Future[Result]) -> bool:
+    """The pair's worker process died under it (pebble's ``ProcessExpired``)."""
+    return type(future.exception()).__name__ == "ProcessExpired"
+
+
+def _outcome(future: Future[Result], counters: dict[str, int]) -> Result:
+    """A pair's result: a pair too costly to check is wrong (``timeout``, ``memory_limit``: 0.0, as peers
+    score it); one whose workers died is no verdict (``None``: trainers skip it rather than learn from it)."""
+    try:
+        return future.result()
+    except TimeoutError:
+        counters["timeouts"] += 1
+        return False, "timeout"
+    except MemoryError:
+        return False, "memory_limit"
+    except Exception as exc:
+        name = type(exc).__name__
+        return (None, "worker_crashed") if name == "ProcessExpired" else (False, f"verify_error:{name}")
+
+
+def _worker_init(memory_mb: int) -> None:
+    from rewardkit.verify.worker import init_worker
+
+    init_worker(memory_mb)
+
+
+def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
+    from rewardkit.verify.worker import check
+
+    return check(gold, prediction, soft_timeout_s)
+
+
+def _worker_ping() -> bool:
+    return True
+
+
+def _worker_ready() -> bool:
+    from rewardkit.verify.worker import judges
+
+    return judges()
 
 
 def _serve_one(connection: Connection, scheduler: Scheduler) -> None:
     with connection:
         try:
             request = connection.recv()
-            kind = request[0]
-            if kind == "stream":
-                answer: Any = scheduler.stream(connection, *request[1:])
+        except (EOFError, OSError):
+            return
+        kind = request[0]
+        try:
+            if kind == "run":
+                answer: Any = scheduler.run(*request[1:])
             elif kind == "ping":
                 answer = scheduler.ping(*request[1:])
             else:
                 answer = ("error", [], {"unknown_request": 1})
-        except (EOFError, OSError):
-            return
         except Exception as exc:  # a failure of this batch, not of the host: say so, keep serving
             answer = ("error", [], {type(exc).__name__: 1})
-        try:
-            connection.send(answer)
-        except OSError:
-            pass
+        connection.send(answer)
 
 
 def main() -> None:

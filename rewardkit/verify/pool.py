@@ -7,11 +7,10 @@ The order of work for a batch of pairs:
 2. fast exact paths (:mod:`rewardkit.verify.fastpath`), only where sound;
 3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason; a
    gold that is no text (lone surrogates, NUL bytes, nothing but spacing) is ``(None, "invalid_gold")``;
-4. the rest goes to the worker host as soon as a part of the batch is decided (:class:`Batch`), and on to
-   its workers (:mod:`rewardkit.verify.crew`): each pair has a hard wall-clock limit (the worker is killed
-   and replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, spill
-   workers take their share of the batch, so a few slow pairs cannot hold up the rest. A pair whose worker
-   dies runs once more, then is ``(None, "worker_crashed")``: no verdict, not a wrong answer.
+4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
+   replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
+   takes their share of the batch, so a few slow pairs cannot hold up the rest. A pair whose worker dies
+   runs once more, then is ``(None, "worker_crashed")``: no verdict, not a wrong answer.
 
 The request's deadline (:func:`rewardkit.core.deadline`) is checked per pair in this process and kept by
 the worker host, across a restart of the host too.
@@ -33,11 +32,10 @@ from rewardkit.core import DeadlineExceeded, check_deadline, deadline
 from rewardkit.lru import LRUCache, text_digest
 from rewardkit.verify.fastpath import fast_verdict, plain_number
 from rewardkit.verify.guards import encodable, guard
-from rewardkit.verify.host import HostGone, Result, Stream, WorkerHost
+from rewardkit.verify.host import HostGone, Result, WorkerHost
 from rewardkit.verify.normalise import Canonical, canonical, has_unparsed, normalise, prepared, units_agree
 
 __all__ = [
-    "Batch",
     "Check",
     "MathVerifier",
     "Result",
@@ -164,14 +162,32 @@ class MathVerifier:
     ) -> list[Result]:
         """Judge every check; each distinct one once. Never raises for a single bad pair; raises
         :class:`~rewardkit.core.DeadlineExceeded` when the request's deadline passes (checked per pair)."""
-        with self.batch(timeout_s=timeout_s, max_chars=max_chars, guards=guards) as batch:
-            batch.add(checks)
-            return batch.results()
-
-    def batch(self, *, timeout_s: float, max_chars: int = 1000, guards: bool = True) -> Batch:
-        """A batch to fill in parts (:meth:`Batch.add`): what this process cannot decide goes to the
-        workers at once, so they judge a part while the caller reads the next."""
-        return Batch(self, timeout_s, max_chars, guards)
+        unique = list(dict.fromkeys(checks))
+        keys: dict[Check, bytes] = {}
+        results: dict[Check, Result] = {}
+        todo: dict[Check, list[Check]] = {}  # canonical pair -> the pairs as written that it stands for
+        for check in unique:
+            check_deadline("math")
+            keys[check] = text_digest(check.gold, check.prediction)
+            hit = self._cache.get(keys[check])
+            if hit is not None:
+                results[check] = hit
+                self._count("cache_hits")
+                continue
+            decided, canonical_check = self._decide(check, max_chars, guards)
+            if decided is not None:
+                results[check] = decided
+            else:
+                todo.setdefault(canonical_check, []).append(check)
+        if todo:
+            judged = self._run(list(todo), timeout_s)
+            for canonical_check, written in todo.items():
+                for check in written:
+                    results[check] = judged[canonical_check]
+        for check in unique:
+            self._remember(keys[check], results[check])
+        self._count("pairs", len(checks))
+        return [results[check] for check in checks]
 
     def _decide(self, check: Check, max_chars: int, guards: bool) -> tuple[Result | None, Check]:
         """A verdict reached in this process (``(result, check)``), or ``(None, canonical pair)`` for the
@@ -208,101 +224,22 @@ class MathVerifier:
             return (False, refused), check
         return None, Check(gold.text, prediction.text)
 
-
-class Batch:
-    """Checks added in parts, judged as one batch: each distinct check once; an LRU of verdicts across
-    batches; what this process decides (:meth:`MathVerifier._decide`) stays here, the rest is streamed to
-    the worker host as each part is added. Use it as a context manager (leaving it hangs up on the host,
-    which then stops the batch's work)."""
-
-    def __init__(self, verifier: MathVerifier, timeout_s: float, max_chars: int, guards: bool) -> None:
-        self._verifier, self._timeout_s, self._max_chars, self._guards = (
-            verifier,
-            timeout_s,
-            max_chars,
-            guards,
-        )
-        self._checks: list[Check] = []
-        self._keys: dict[Check, bytes] = {}
-        self._decided: dict[Check, Result] = {}
-        self._sent: dict[Check, int] = {}  # canonical pair -> its index in the stream
-        self._pending: dict[Check, Check] = {}  # a check as written -> its canonical pair
-        self._stream: Stream | None = None
-        self._lost = False  # the host is gone
-
-    def __enter__(self) -> Batch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._stream is not None:
-            self._stream.close()
-
-    def add(self, checks: Sequence[Check]) -> None:
-        """Decide what can be decided here; send the rest to the workers now. Raises
-        :class:`~rewardkit.core.DeadlineExceeded` when the request's deadline passes (checked per check)."""
-        verifier = self._verifier
-        part: list[tuple[str, str]] = []
-        for check in checks:
-            self._checks.append(check)
-            if check in self._keys:
-                continue
-            check_deadline("math")
-            key = self._keys[check] = text_digest(check.gold, check.prediction)
-            hit = verifier._cache.get(key)
-            if hit is not None:
-                self._decided[check] = hit
-                verifier._count("cache_hits")
-                continue
-            decided, canonical_check = verifier._decide(check, self._max_chars, self._guards)
-            if decided is not None:
-                self._decided[check] = decided
-                continue
-            self._pending[check] = canonical_check
-            if canonical_check not in self._sent:
-                self._sent[canonical_check] = len(self._sent)
-                part.append((canonical_check.gold, canonical_check.prediction))
-        if part:
-            self._send(part)
-
-    def _send(self, part: list[tuple[str, str]]) -> None:
-        if self._lost:
-            return
+    def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
+        """Judge pairs in the worker host; the request's deadline goes along and is kept there. Pairs the
+        host could not judge (it is gone, or failed the batch) are no verdict (``None``), not wrong."""
+        pairs = [(check.gold, check.prediction) for check in todo]  # both encodable: _decide refused others
         try:
-            if self._stream is None:
-                self._stream = self._verifier._host.stream(self._timeout_s, self._verifier.soft_timeouts)
-            self._stream.send(part)
-        except HostGone:  # the whole batch's pairs are answered as no verdict
-            self._lost = True
-
-    def results(self) -> list[Result]:
-        """Every added check's result, in order (the workers' once they have answered)."""
-        verifier = self._verifier
-        judged = self._judged()
-        for check, canonical_check in self._pending.items():
-            self._decided[check] = judged[canonical_check]
-        for check, key in self._keys.items():
-            verifier._remember(key, self._decided[check])
-        verifier._count("pairs", len(self._checks))
-        return [self._decided[check] for check in self._checks]
-
-    def _judged(self) -> dict[Check, Result]:
-        """The workers' results by canonical pair. Pairs the host could not judge (it is gone, or failed
-        the batch) are no verdict (``None``), not wrong."""
-        lost: Result = (None, "verify_error:HostGone")
-        if self._stream is None or self._lost:
-            return dict.fromkeys(self._sent, lost)
-        try:
-            status, results, counters = self._stream.finish()
-        except HostGone:
-            return dict.fromkeys(self._sent, lost)
+            status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts)
+        except HostGone as exc:
+            return {check: (None, f"verify_error:{type(exc).__name__}") for check in todo}
         if status == "error":  # the host could not run this batch (it logged nothing of the texts)
-            return dict.fromkeys(self._sent, (None, f"verify_error:{next(iter(counters), 'host')}"))
+            return {check: (None, f"verify_error:{next(iter(counters), 'host')}") for check in todo}
         for name, count in counters.items():
-            self._verifier._count(name, count)
+            self._count(name, count)
         if status == "deadline":
-            raise DeadlineExceeded(f"math: {len(self._sent)} pairs unfinished")
-        self._verifier._count("verified", len(self._sent))
-        return {check: results[index] for check, index in self._sent.items()}
+            raise DeadlineExceeded(f"math: {len(todo)} pairs unfinished")
+        self._count("verified", len(todo))
+        return dict(zip(todo, results, strict=True))
 
 
 def _used_as_variable(one: Canonical, other: Canonical) -> bool:
