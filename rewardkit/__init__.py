@@ -70,7 +70,8 @@ The rewards and what they read
   inside (tests in forked processes, result lines), ``sandbox/run.py`` one sandbox run on the event loop
   (spawn, stream, kill), ``sandbox/pool.py`` many sandboxes at once, deduplicated, within the deadline, and
   readiness, ``sandbox/cases.py`` code datasets' test formats in one form, ``sandbox/compare.py`` outputs
-  compared as the datasets' judges do
+  compared as the datasets' judges do, ``sandbox/seccomp.py`` the seccomp filter that keeps a test
+  process from making processes (so ``memory_mb`` bounds a sandbox)
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 
