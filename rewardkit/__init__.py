@@ -42,6 +42,8 @@ The contract, the names, a batch
 - ``retry.py``: the one retry policy (tenacity) of the client and the judge
 - ``trainer_names.py``: a warning when two rewards of one TRL trainer share a name (and so a metric)
 - ``concurrency.py``: a concurrency limit shared across threads and event loops
+- ``asyncface.py``: rewards whose work is awaited (the judge, the code sandbox): one async core, its sync and
+  async faces
 - ``redact.py``: what an error or a log may echo: secrets in URLs masked, a caller's value cut to 200
   characters
 

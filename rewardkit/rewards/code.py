@@ -21,23 +21,20 @@ at its first timeout (the tests after it count as failed).
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import hashlib
 import json
 import logging
 import marshal
 import re
-from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
+from rewardkit.asyncface import AsyncReward, run_coroutine
 from rewardkit.core import (
     ColumnError,
     Completion,
     Explained,
-    Reward,
     Scored,
     completion_text,
     finite_number,
@@ -60,7 +57,6 @@ _PYTHON_TAGS = ("python", "py", "python3", "py3")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
 _TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
 SHOWN = 300
-_T = TypeVar("_T")
 logger = logging.getLogger("rewardkit")
 
 
@@ -207,7 +203,7 @@ def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
     },
 )
 @dataclass(frozen=True)
-class CodeReward(Reward):
+class CodeReward(AsyncReward):
     """Code: the final answer's last Python code block passes the row's tests in a sandbox (all, or a
     fraction).
 
@@ -276,26 +272,11 @@ class CodeReward(Reward):
             )
         return bound
 
-    # -- sync face: a loop of our own (in a thread of its own inside a running loop)
-    def _score(
-        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Explained]:
-        scored = _run(lambda: self._judge(completions, columns))
-        return [Explained(*item) for item in zip(scored.values, scored.reasons, scored.details, strict=True)]
-
-    # -- async face: the service awaits the sandboxes on its loop
-    async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
-        """Run the batch's programs on the caller's event loop: values, reasons and details."""
-        return await self._judge(completions, self.bind_columns(completions, columns))
-
-    async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
-        return (await self.ascore_detailed(completions, **columns)).values
-
     def ready(self, timeout_s: float) -> bool | None:
         """``True`` when a sandbox starts on this host; otherwise :class:`SandboxUnavailable` saying why and
         the fix (as scoring raises it), which the service's ``/readyz`` lists as this reward being
         unavailable without holding the other rewards back."""
-        why = _run(lambda: problem(self._config(), timeout_s))
+        why = run_coroutine(lambda: problem(self._config(), timeout_s))
         if why is not None:
             logger.warning("the code reward cannot run programs here: %s", why)
             raise SandboxUnavailable(why)
@@ -367,15 +348,3 @@ class CodeReward(Reward):
             out[i] = _verdict(tallies[key], runs[key])
         done = [o if o is not None else Explained(None, "internal_error") for o in out]
         return Scored([o.value for o in done], [o.reason for o in done], [o.detail for o in done])
-
-
-def _run(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """A coroutine run from synchronous code: on a new loop, in a thread of its own when this thread
-    already runs one (the deadline goes along in the context)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work())
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, lambda: asyncio.run(work())).result()

@@ -20,22 +20,19 @@ the key.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import importlib.util
 import os
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from rewardkit.asyncface import AsyncReward, run_coroutine
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import (
     ColumnError,
     Completion,
     DeadlineExceeded,
-    Explained,
-    Reward,
     Scored,
     finite_number,
     number_error,
@@ -121,7 +118,7 @@ def _setting(value: Any, env: str) -> Any:
     remote_defaults={"local_files": False, "image_urls": False},
 )
 @dataclass(frozen=True)
-class LLMJudge(Reward):
+class LLMJudge(AsyncReward):
     """LLM judge: a model behind an OpenAI-compatible URL scores each fenced answer 0-10; reward N/10.
 
     Every setting defaults to its ``REWARDKIT_JUDGE_*`` environment variable (``BASE_URL``, ``MODEL``,
@@ -269,21 +266,6 @@ class LLMJudge(Reward):
             )
         return bound
 
-    # -- sync face: the base class binds the columns and calls _score; the raw replies become details
-    def _score(
-        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
-    ) -> list[Explained]:
-        scored = _run(lambda: self._judge(completions, columns))
-        return [Explained(*item) for item in zip(scored.values, scored.reasons, scored.details, strict=True)]
-
-    # -- async face (the service and the ms-swift plugin's AsyncORM use it)
-    async def ascore_detailed(self, completions: Sequence[Completion], **columns: Any) -> Scored:
-        """Judge on the caller's event loop: values, reasons and the raw replies (``details``)."""
-        return await self._judge(completions, self.bind_columns(completions, columns))
-
-    async def ascore(self, completions: Sequence[Completion], **columns: Any) -> list[float | None]:
-        return (await self.ascore_detailed(completions, **columns)).values
-
     # -- lifecycle: ``verdict="auto"`` asks the endpoint once which verdicts it can be held to
     def ready(self, timeout_s: float) -> bool | None:
         """Probe the endpoint for its verdict mode (once a process); ``True`` once known, ``None`` while the
@@ -291,7 +273,9 @@ class LLMJudge(Reward):
         if self.verdict != "auto":
             return None
         if known_mode(str(self.base_url), str(self.model)) is None:
-            _run(lambda: self._with_caller(lambda caller: asyncio.wait_for(self._mode(caller), timeout_s)))
+            run_coroutine(
+                lambda: self._with_caller(lambda caller: asyncio.wait_for(self._mode(caller), timeout_s))
+            )
         return True if known_mode(str(self.base_url), str(self.model)) else None
 
     # -- the work
@@ -421,23 +405,6 @@ class LLMJudge(Reward):
         if reason in _CACHED:
             verdicts.put(key, outcome, max_items=self.cache_size)
         return outcome
-
-
-def _run(work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """Run a coroutine from synchronous code: on a loop of our own, in a thread of its own when called from
-    inside a running loop (the deadline goes along). The batch runs outside the ``except``: its errors
-    would otherwise carry "no running event loop" as their context."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        looping = False
-    else:
-        looping = True
-    if not looping:
-        return asyncio.run(work())
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, lambda: asyncio.run(work())).result()
 
 
 @named("llm_judge")
