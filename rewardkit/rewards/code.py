@@ -41,6 +41,7 @@ from rewardkit.core import (
     number_error,
 )
 from rewardkit.extract.segment import final_text
+from rewardkit.redact import clip, shown
 from rewardkit.registry import register
 from rewardkit.sandbox import Job, Limits, RunResult, SandboxConfig, TestResult, problem, shared_pool
 from rewardkit.sandbox.bwrap import bwrap_binary
@@ -264,8 +265,8 @@ class CodeReward(AsyncReward):
         bound = super().bind_columns(completions, columns)
         if not any(name in bound for name in TEST_COLUMNS):
             rename = self._column_map or {}
-            wanted = ", ".join(repr(rename.get(c, c)) for c in TEST_COLUMNS)
-            given = ", ".join(sorted(columns)) or "none"
+            wanted = ", ".join(shown(rename.get(c, c)) for c in TEST_COLUMNS)
+            given = clip(", ".join(sorted(columns))) or "none"  # a caller's names: cut, as every echo is
             raise ColumnError(
                 f"reward {self.__name__!r}: it needs each row's tests, from one of the columns {wanted} "
                 f"(a list of {len(completions)} values; columns given: {given})"
