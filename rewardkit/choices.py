@@ -147,22 +147,92 @@ SEVERAL = "several_choices"  # the reason a completion that lists options choose
 
 
 _NAMED = re.compile(
-    r"(?<![A-Za-z0-9_\\])\(([A-Z])\)|\b(?:option|choice)[ \t]*\(?([A-Z])\b|选项[ \t]*\(?([A-Z])"
+    r"(?<![A-Za-z0-9_\\])\(([A-Z])\)|\b(?:option|choice)[ \t]*\(?([A-Z])\b"
+    r"|选项[ \t]*(?:是|为)?[ \t]*\(?([A-Z])"
+    # a bare letter that ends the sentence as what it "is": "the equilibrium count is C."
+    r"|(?:\b(?:is|are|be)|:)[ \t]+\(?([A-Z])\)?[ \t]*[.!。]?\s*$"
 )
 _LAST_SENTENCE = re.compile(r"[^.!?。\n]*[.!?。]?\s*$")
+# A line that states nothing but an answer ("The answer is (H).", "**Answer: B**").
+_ANSWER_ONLY_LINE = re.compile(
+    r"[*#\s]*(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is\s*:?|:)\s*[*(\[]*(?-i:[A-Z])[)\]*.\s]*",
+    re.IGNORECASE,
+)
+MIN_ANSWER_RUN = 3  # this many answer-only lines in a row end a completion as a loop, not as a choice
 
 
 def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | None:
-    """The one option the final sentence names, as ``(D)``, ``option D`` or ``选项D`` (``In the figure
-    above, the greatest angle is (D).``); none when it names several or negates (``not (D)``)."""
+    """The one option the final sentence names: as ``(D)``, ``option D``, ``选项是D`` or a letter it ends on
+    after "is" (``In the figure above, the greatest angle is (D).``, ``so the count is C.``); else the
+    option whose text ends it (:func:`_option_ending`). A labelled option on the last line comes first
+    (:func:`_labelled_last_line`). None when it names several or negates (``not (D)``).
+
+    >>> options = read_choices(["soup", "water", "buns"])
+    >>> [_named_in_final_sentence(t, options) for t in ("So the food is C.", "It is a bowl of soup.",
+    ...                                                  "Not B) water", "It is not soup.")]
+    ['C', 'A', None, None]
+    """
+    labelled = _labelled_last_line(text, options)  # first: an option's own text may say "not"
+    if labelled is not None:
+        return labelled
     sentence = _LAST_SENTENCE.search(text.rstrip()[-600:])
     if sentence is None:
         return None
-    if _QUALIFIED.search(sentence.group(0)):
-        return None  # "The answer is not (D)."
     letters = {next(g for g in m.groups() if g) for m in _NAMED.finditer(sentence.group(0))}
     letters &= set(options)
-    return letters.pop() if len(letters) == 1 else None  # "(A), (B) and (C) are incorrect": none
+    if letters:
+        if _QUALIFIED.search(sentence.group(0)):
+            return None  # "The answer is not (D)."
+        return letters.pop() if len(letters) == 1 else None  # "(A), (B) and (C) are incorrect": none
+    return _option_ending(sentence.group(0), options)
+
+
+def _option_ending(sentence: str, options: Mapping[str, str]) -> str | None:
+    """The option whose text ends the final sentence (``... is a bowl of soup.`` with an option ``soup``):
+    the longest such text, when one option's is; options that are numbers or one character are left to
+    the value readers."""
+    plain = _plain(sentence)
+    found: dict[str, list[str]] = {}
+    for letter, option in options.items():
+        text = _plain(option)
+        if len(text) < 2 or not any(c.isalpha() for c in text) or not plain.endswith(text):
+            continue
+        before = plain[: len(plain) - len(text)]
+        if not before or not before[-1].isalnum():
+            found.setdefault(text, []).append(letter)
+    if not found:
+        return None
+    longest = max(found, key=len)
+    if _QUALIFIED.search(plain[: len(plain) - len(longest)]):
+        return None  # "It is not soup." (the option's own words may say "not")
+    letters = found[longest]
+    return letters[0] if len(letters) == 1 else None
+
+
+def _labelled_last_line(text: str, options: Mapping[str, str]) -> str | None:
+    """The option the last line states as a labelled option whose text agrees (``B) Does Linda's ...``)."""
+    line = text.rstrip().rsplit("\n", 1)[-1].strip().strip("*").strip()
+    match = _LETTER.match(line)
+    if match is None or _LABELLED.match(line) is None or match.group(1) not in options:
+        return None
+    letter = match.group(1)
+    return letter if _by_text(match.group(2), {letter: options[letter]}) == letter else None
+
+
+def _before_answer_loop(text: str) -> str:
+    """``text`` up to the first of the answer-only lines that end it when there are at least
+    :data:`MIN_ANSWER_RUN` of them: a model that states its answer and then keeps writing "The answer is
+    (H)." lines (the few-shot examples' answers, then its own again) chose the first; a single line, or
+    answers with reasoning between them, are left to the several-choices rule."""
+    lines = text.rstrip().split("\n")
+    first, run = len(lines), 0
+    for i in range(len(lines) - 1, -1, -1):
+        if not lines[i].strip():
+            continue
+        if _ANSWER_ONLY_LINE.fullmatch(lines[i]) is None:
+            break
+        first, run = i, run + 1
+    return "\n".join(lines[: first + 1]) if run >= MIN_ANSWER_RUN else text
 
 
 def chosen_letter(
@@ -196,6 +266,7 @@ def read_choice(
     text = final_segment(completion)
     if text is None:
         return None, None
+    text = _before_answer_loop(text)
     stated = [answer_letter(value, options) for _, value in stated_answers(text)]
     if len({letter for letter in stated if letter is not None}) > MAX_CHOICES_STATED:
         return None, SEVERAL
