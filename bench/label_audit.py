@@ -17,9 +17,11 @@ Rows are keyed by their ``id``, unique within each dev file (the script stops if
 
 Printed per file and half (A, B, all; :func:`rewardkit.agreement.half`): rows, agreement and false-positive
 rate (label 0 scored correct) against the labels, the same against the audited labels (a label flipped where
-the audit says ``label_wrong``; ``unclear`` rows left out and counted), and how many disagreements with the
-labels the audit does not cover ("new": they appeared after rule changes and want auditing; ``--list`` prints
-them). Every figure comes from :func:`rewardkit.agreement.measure`.
+the audit says ``label_wrong``; ``unclear`` rows left out and counted), how many disagreements with the
+labels the audit does not cover ("new": they appeared after rule changes and want auditing), and how many
+audited rows `math` now scores as their label says ("flipped": a ``reward_wrong`` row fixed, or a
+``label_wrong`` row now fitted to the wrong label). ``--list`` prints both kinds.
+Every figure comes from :func:`rewardkit.agreement.measure`.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def audited_figures(
         "negatives": negatives,
         "unclear": unclear,
         "not_audited": sorted(disagree - set(audit)),
+        "flipped": sorted(i for i in set(ids) & set(audit) if i not in disagree),
     }
 
 
@@ -82,10 +85,10 @@ def cells(n: int, agree: int, false_positives: int, negatives: int) -> str:
 
 def row_line(name: str, part: str, figures: Sequence[int]) -> str:
     """One printed line: rows, agreement/FP% with the labels and with the audited labels, unclear, new."""
-    n, agree, fp, negatives, audited_n, audited_agree, audited_fp, audited_negatives, unclear, new = figures
+    n, agree, fp, negatives, audited_n, audited_agree, audited_fp, audited_negatives, *counts = figures
     labels = cells(n, agree, fp, negatives)
     audited = cells(audited_n, audited_agree, audited_fp, audited_negatives)
-    return f"{name:<44}{part:>5}{n:>6}{labels:>20}{audited:>20}{unclear:>9}{new:>6}"
+    return f"{name:<44}{part:>5}{n:>6}{labels:>20}{audited:>20}" + "".join(f"{c:>9}" for c in counts)
 
 
 def main() -> None:
@@ -100,7 +103,7 @@ def main() -> None:
     if args.only:
         files = [f for f in files if args.only in f.name]
     head = f"{'file':<44}{'half':>5}{'rows':>6}{'labels agree/FP%':>20}{'audited agree/FP%':>20}"
-    print(head + f"{'unclear':>9}{'new':>6}")
+    print(head + "".join(f"{c:>9}" for c in ("unclear", "new", "flipped")))
     totals: dict[str, list[int]] = {}
     for path in files:
         rows = [dict(r, half=half(r)) for r in read_labelled(path) if r.get("label") is not None]
@@ -127,6 +130,7 @@ def main() -> None:
                 report.n - report.positives,
                 *(fig[k] for k in ("rows", "agree", "false_positives", "negatives", "unclear")),
                 len(fig["not_audited"]),
+                len(fig["flipped"]),
             )
             total = totals.setdefault(part, [0] * len(figures))
             for k, value in enumerate(figures):
@@ -135,7 +139,11 @@ def main() -> None:
             if args.list and part == "all":
                 for example in report.examples:
                     if str(example["id"]) in fig["not_audited"]:
-                        print("      " + json.dumps(example, ensure_ascii=False)[:600])
+                        print("      new: " + json.dumps(example, ensure_ascii=False)[:600])
+                for row_id in fig["flipped"]:
+                    print(
+                        "      flipped: " + json.dumps(audit[(path.name, row_id)], ensure_ascii=False)[:600]
+                    )
     for part in HALVES:
         if part in totals:
             print(row_line("overall", part, totals[part]))
