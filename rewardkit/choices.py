@@ -203,8 +203,12 @@ def _option_ending(sentence: str, options: Mapping[str, str]) -> str | None:
     if not found:
         return None
     longest = max(found, key=len)
-    if _QUALIFIED.search(plain[: len(plain) - len(longest)]):
+    before = plain[: len(plain) - len(longest)]
+    if _QUALIFIED.search(before):
         return None  # "It is not soup." (the option's own words may say "not")
+    others = (_plain(o) for o in options.values() if _plain(o) != longest)
+    if any(len(o) > 1 and re.search(rf"(?<!\w){re.escape(o)}(?!\w)", before) for o in others):
+        return None  # "(C) Yes (D) No": it lists the options
     letters = found[longest]
     return letters[0] if len(letters) == 1 else None
 
@@ -217,6 +221,20 @@ def _labelled_last_line(text: str, options: Mapping[str, str]) -> str | None:
         return None
     letter = match.group(1)
     return letter if _by_text(match.group(2), {letter: options[letter]}) == letter else None
+
+
+_LEADING_YES_NO = re.compile(r"""[\s*#"']*(yes|no)\b(?=[*"']*(?:\s*[,.!;:]|\s*$))""", re.IGNORECASE)
+
+
+def _leading_yes_no(text: str, options: Mapping[str, str]) -> str | None:
+    """The Yes or No option when the text opens with that word (``Yes, the bus is behind the car.``), as
+    models answer a yes/no question and as yes/no benchmarks read them (MME reads the first word); only for
+    options that include both Yes and No, and only when nothing later named an option."""
+    letters = {_plain(option): letter for letter, option in options.items()}
+    if "yes" not in letters or "no" not in letters:
+        return None
+    match = _LEADING_YES_NO.match(text)
+    return letters[match.group(1).casefold()] if match is not None else None
 
 
 def _before_answer_loop(text: str) -> str:
@@ -278,7 +296,7 @@ def read_choice(
         if letter is not None:
             return letter, None
     if options is not None:
-        named = _named_in_final_sentence(text, options)
+        named = _named_in_final_sentence(text, options) or _leading_yes_no(text, options)
         if named is not None:
             return named, None
     if len(text.strip()) > BARE_CHARS:

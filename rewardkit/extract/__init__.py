@@ -92,10 +92,15 @@ letter order, or ``{letter: text}``. The answer then names an option by letter (
 ``\boxed{B}``, ``\text{B}``, ``Option B``), by letter and text (``(B) No``; a letter whose text is another
 option's is no choice), or by the option's text (``No``, or the same number: ``3,628,800``); the gold is a
 letter or an option text. Both sides become letters, so ``(B) No`` matches the gold ``No``. A letter stated
-after a boxed value is the choice (``\boxed{0.8}. The answer is (F).``), and so is an option named in the
-final sentence (``the greatest angle is (D).``). Stating more than two different options as the answer is
-no answer (``several_choices``): a policy must not be paid for listing them. Without ``choices``, a letter
-gold compares as a letter. The ``choice`` reward does only this (MMLU-Pro, GPQA); ``math`` does it for the
+after a boxed value is the choice (``\boxed{0.8}. The answer is (F).``), and so is an option the final
+sentence names (``the greatest angle is (D).``, ``so the count is C.``, ``对应选项是D``), the option whose
+text ends it (``... is a bowl of soup.``) and a labelled option on the last line whose text agrees (``B)
+Does ...?``); failing those, a Yes/No option the text opens with (``Yes, the bus is ...``, as MME reads
+yes/no answers). Stating more than two different options as the answer is no answer (``several_choices``): a
+policy must not be paid for listing them. Three or more lines that are nothing but "The answer is (X)." at
+the end are a loop after the answer (base models write the few-shot examples' answers next): the first
+counts, so listing pays no more than answering once. Without ``choices``, a letter gold compares as a
+letter. The ``choice`` reward does only this (MMLU-Pro, GPQA); ``math`` does it for the
 rows that carry ``choices`` or a letter gold, and compares everything else as math.
 
 >>> import rewardkit
