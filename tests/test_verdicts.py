@@ -76,6 +76,36 @@ def test_math_answer_reads_how_models_write(completion: str, mode: str, answer: 
     assert math_answer(completion, mode=mode).answer == answer
 
 
+@pytest.mark.parametrize(
+    ("completion", "mode", "answer"),
+    [
+        # a qualifier bounds the first value after it and those joined to it by "or", "and", commas
+        ("The number is not 10 which is 1,000.99€.", "standard", "1,000.99"),
+        ("the number is not 10 which is 1,000.99€", "lenient", "1,000.99"),
+        ("n is not divisible by 3, so n = 7.", "standard", "7"),
+        ("Instead of 10, it is 12.", "standard", "12"),
+        ("So x is not 10 or 12.", "standard", None),
+        ("It is not equal to 7.", "standard", None),
+        ("7 is not possible.", "standard", None),
+        # labelled boxes are one answer set; an unlabelled box before a labelled one is not
+        ("\\($y_1 = \\boxed{a} \\) and \\( y_2 = \\boxed{b} \\)", "strict", "a, b"),
+        ("$a = \\boxed{2}$, $b = \\boxed{3}$", "strict", "2, 3"),
+        ("we get \\boxed{18}, x = \\boxed{210}", "strict", "210"),
+        ("so x = \\boxed{2}, so y = \\boxed{3}", "strict", "3"),
+        # Minerva's signed-off answer counts wherever it stands; an answer in quotes is read without them
+        (
+            "Final Answer: The final answer is $7$. I hope it is correct." + " [Note: check it.]" * 60,
+            "strict",
+            "7",
+        ),
+        ('The final answer is "12 and 13".', "strict", "12 and 13"),
+        ('Final Answer: \\"$5$\\"', "strict", "5"),
+    ],
+)
+def test_math_answer_qualifiers_labels_and_sign_offs(completion: str, mode: str, answer: str | None) -> None:
+    assert math_answer(completion, mode=mode).answer == answer
+
+
 def test_final_segment_markers() -> None:
     assert (
         final_text("<|begin_of_thought|>x<|end_of_thought|>\n\n<|begin_of_solution|>A<|end_of_solution|>")
@@ -203,6 +233,22 @@ def test_scientific_notation_is_not_read_inside_words() -> None:
     assert plain_number("10^{9999}") is None  # too large to build exactly
 
 
+@pytest.mark.parametrize(
+    ("prediction", "gold", "equal"),
+    [
+        ("1000,99", "1000.99", True),
+        ("1.22", "1,22", True),
+        ("0,111", "0.111", True),  # a leading 0 is never a group of thousands
+        ("1,5", "1.6", False),
+        ("1,2", "\\frac{6}{5}", None),  # against no decimal point: a list, Math-Verify's to judge
+        ("-9,-1", "-9.1", None),
+        ("1,234", "1.234", False),  # a group of thousands
+    ],
+)
+def test_decimal_comma_against_a_decimal_point(prediction: str, gold: str, equal: bool | None) -> None:
+    assert fast_verdict(canonical(prediction).text, canonical(gold).text) is equal
+
+
 def test_rel_tol() -> None:
     assert within_tolerance("4.6\\times10^{33}", "4.5e33", 0.05) is True
     assert within_tolerance("5\\times10^{33}", "4.5e33", 0.05) is False
@@ -277,7 +323,7 @@ def _default_options(case: dict[str, Any]) -> bool:
     )
 
 
-@pytest.mark.parametrize(("mode", "floor"), [("strict", 236), ("standard", 252), ("lenient", 256)])
+@pytest.mark.parametrize(("mode", "floor"), [("strict", 241), ("standard", 257), ("lenient", 262)])
 def test_math_verify_suite(mode: str, floor: int) -> None:
     cases = _suite()
     assert len(cases) == 270

@@ -106,7 +106,8 @@ _SET_GAP = re.compile(
 
 def final_boxes(text: str) -> list[str] | None:
     """The boxes of the final answer, in order: the last box, and the boxes before it that are joined to it
-    only by commas, "and"/"or", ``\\quad`` and the like (an answer set). A box earlier in the reasoning,
+    only by commas, "and"/"or", ``\\quad`` and the like (an answer set), labelled boxes among them
+    (``y_1 = \\boxed{a}`` and ``y_2 = \\boxed{b}``). A box earlier in the reasoning,
     with other words between, is an intermediate result. ``None`` when there is no box.
 
     >>> final_boxes("The integers are \\\\boxed{-2} and \\\\boxed{1}.")
@@ -121,11 +122,26 @@ def final_boxes(text: str) -> list[str] | None:
     items = [content]
     while len(items) < MAX_SET_ITEMS:
         previous = _last_box(text, start)
-        if previous is None or not _joins(text[previous[1] : start]):
+        if previous is None or not _joins(_unlabelled(text, previous[0], previous[1], start)):
             break
         start, _, content = previous
         items.insert(0, content)
     return items
+
+
+# "y_1 = \\boxed{a} and y_2 = \\boxed{b}": a name and "=" before a box (y_2, x_{2}, f(x), a)
+_LABEL = re.compile(r"(?<![\\\w])[A-Za-z](?:_\{?\w{1,3}\}?)?(?:\([A-Za-z]\))?\s*=\s*$")
+LABEL_LOOKBACK = 24
+
+
+def _unlabelled(text: str, box_start: int, box_end: int, next_start: int) -> str:
+    """The gap between two boxes without the label of the second, when both are labelled (``y_1 =
+    \\boxed{a} \\) and \\( y_2 = \\boxed{b}``: two answers named, one answer set)."""
+    gap = text[box_end:next_start]
+    label = _LABEL.search(gap)
+    if label is None or _LABEL.search(text[max(0, box_start - LABEL_LOOKBACK) : box_start]) is None:
+        return gap
+    return gap[: label.start()]
 
 
 _GAP_MARKUP = re.compile(r"\\text\s*\{|[{}$]|\\[()\[\],;:! ]|\\q?quad\b")

@@ -48,10 +48,22 @@ def answer_phrase(text: str) -> str | None:
     return found[1] if found is not None else None
 
 
+# Minerva's signed-off answer ("Final Answer: The final answer is x. I hope it is correct."), the format its
+# few-shot prompt asks for: it closes the answer wherever it stands; what follows is notes or a loop
+_SIGNED_OFF = re.compile(
+    r"final answer is[ \t]*:?[ \t]*([^\n]{1,200}?)\.?[ \t]*I hope it is correct", re.IGNORECASE
+)
+
+
 def _marked_answer(text: str) -> tuple[int, str] | None:
-    """``(position, value)`` of the last answer marker near the end of ``text`` that holds a value."""
+    """``(position, value)`` of the last answer marker near the end of ``text`` that holds a value, or of a
+    signed-off answer anywhere (:data:`_SIGNED_OFF`)."""
     tail_start = max(0, len(text) - TAIL_CHARS)
     best: tuple[int, str] | None = None
+    for match in _SIGNED_OFF.finditer(text):
+        value = _tidy(match.group(1), equation=True)
+        if value:
+            best = (match.start(), value)
     for pattern in (_HASHES, _ANSWER_LINE):
         for match in pattern.finditer(text, tail_start):
             value = _tidy(match.group(1), equation=True)

@@ -16,10 +16,17 @@ _WORD = re.compile(r"[A-Za-z]{2,}")
 TAIL_CHARS = 800  # how far from the end an answer marker or a lenient answer is looked for
 
 
+# an answer in quotes: "12 and 13", \"$12$\", “5”
+_QUOTED = re.compile(r'\\?"([^"]+?)\\?"|“([^”]+)”', re.DOTALL)
+
+
 def _tidy(value: str, *, equation: bool = False) -> str:
     """An answer as written: no surrounding ``$``, bold marks, or full stop; with ``equation`` (an answer
     read from prose), the value after the last ``=`` (``18 + 38 = 56`` -> ``56``)."""
     value = value.strip().strip("*").strip()
+    quoted = _QUOTED.fullmatch(value)
+    if quoted is not None:
+        value = (quoted.group(1) or quoted.group(2)).strip()
     value = _unwrap_math(value)
     if equation:  # "18 + 38 = 56" -> "56"; "The volume is 120" -> "120"
         value = _last_clause(value)
@@ -145,12 +152,37 @@ def sentence_answer(text: str) -> str | None:
     tail = stripped[-TAIL_CHARS:]
     sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
     for sentence in reversed(sentences[-FINAL_SENTENCES:]):
-        found = lenient_answer(sentence)
-        if found is not None and QUALIFIED.search(sentence):
+        values = _values(sentence)
+        if values and _qualified(sentence, values):
             return None  # "So the result is not 7.", "It is at least 7."
-        if found is not None or not _CLOSING.match(sentence):
-            return found
+        if values or not _CLOSING.match(sentence):
+            return values[-1][2] if values else None
     return None  # nothing but closing remarks
+
+
+# what joins the values one qualifier bounds: "not 10 or 12", "neither 3 nor 4", "not 1, 2"
+_LIST_JOIN = re.compile(r"[\s,;]*(?:(?:or|and|nor)\b[\s,;]*)?", re.IGNORECASE)
+
+
+def _qualified(text: str, values: list[tuple[int, int, str]]) -> bool:
+    """The last of ``values`` (read in ``text``) is negated or bounded: a qualifier (``not``, ``at least``,
+    ...) stands in it or after it, or bounds it from before. A qualifier bounds the first value after it
+    and those joined to that one by "or", "and", commas (``not 10 or 12``); a value after other words is
+    stated anew (``not 10 which is 12`` states 12, ``not divisible by 3, so n = 7`` states 7)."""
+    start = values[-1][0]
+    if QUALIFIED.search(text, start):  # "7 is not possible", "$z \\not= i$"
+        return True
+    bounded = -1  # the index of the last value the qualifiers bound
+    for qualifier in QUALIFIED.finditer(text, 0, start):
+        first = next((i for i, v in enumerate(values) if v[0] >= qualifier.end()), None)
+        if first is None:
+            continue
+        bounded = max(bounded, first)
+        while bounded + 1 < len(values) and _LIST_JOIN.fullmatch(
+            text, values[bounded][1], values[bounded + 1][0]
+        ):
+            bounded += 1
+    return bounded == len(values) - 1
 
 
 def lenient_answer(text: str) -> str | None:
@@ -162,10 +194,17 @@ def lenient_answer(text: str) -> str | None:
     >>> lenient_answer("So f(-2) is 18. I hope it helps!")
     '18'
     """
-    tail = text[-TAIL_CHARS:]
-    for match in reversed(list(_VALUE.finditer(tail))):
+    values = _values(text[-TAIL_CHARS:])
+    return values[-1][2] if values else None
+
+
+def _values(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, value)`` of every value in ``text`` (a math span or a number), in order, each the value
+    after its last ``=``; spans that hold none are left out."""
+    found = []
+    for match in _VALUE.finditer(text):
         value = next(group for group in match.groups() if group is not None)
         tidied = _tidy(value, equation=True)
         if tidied:
-            return tidied
-    return None
+            found.append((match.start(), match.end(), tidied))
+    return found

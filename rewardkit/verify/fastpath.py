@@ -1,7 +1,8 @@
 """Fast exact paths: what can be decided soundly without SymPy, in microseconds.
 
 Identical normalised strings are equal; two plain numbers (integers, decimals, simple fractions, numbers in
-scientific notation) compare as exact rationals. Anything else is left to Math-Verify (``None``).
+scientific notation) compare as exact rationals, a decimal comma (``2,74``) as a point against a decimal
+written with one. Anything else is left to Math-Verify (``None``).
 
 >>> from rewardkit.verify.fastpath import fast_verdict
 >>> fast_verdict("\\\\dfrac{1}{2}", "\\\\frac{1}{2}"), fast_verdict("0.5", "1/2"), fast_verdict("x+1", "1+x")
@@ -73,10 +74,17 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
     (True, False)
     >>> fast_verdict("0.5", "0.50"), fast_verdict("0.5000001", "0.5")
     (True, False)
+
+    A decimal comma is read as a point against a decimal written with one, and only then (``1,2`` against
+    ``3/2`` or ``1, 2`` is a list, Math-Verify's to judge):
+
+    >>> fast_verdict("2,74", "2.74"), fast_verdict("0,111", "0.111"), fast_verdict("1,5", "1.6")
+    (True, True, False)
     """
     p, g = normalise(prediction), normalise(gold)
     if p == g:
         return True
+    p, g = _decimal_comma(p, g), _decimal_comma(g, p)
     pn, gn = plain_number(p), plain_number(g)
     if pn is None or gn is None:
         return None
@@ -101,6 +109,20 @@ def within_tolerance(prediction: str, gold: str, rel_tol: float) -> bool | None:
     if pn is None or gn is None:
         return None
     return abs(pn - gn) <= Fraction(rel_tol) * abs(gn)
+
+
+# "2,74" as much of Europe writes 2.74: one comma between digits (a group of thousands, 1,234, was read as
+# such before); it is a decimal point only against a decimal written with one, else it stays a list (1,2)
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+_POINT_DECIMAL = re.compile(r"[+-]?\d*\.\d+")
+
+
+def _decimal_comma(text: str, other: str) -> str:
+    """``text`` with its decimal comma read as a point, when ``other`` is a decimal written with a point
+    (``1000,99`` against ``1000.99``, ``0,111`` against ``0.111``); else ``text`` as it is."""
+    if _DECIMAL_COMMA.fullmatch(text) and _POINT_DECIMAL.fullmatch(other):
+        return text.replace(",", ".")
+    return text
 
 
 def _is_decimal(text: str) -> bool:
