@@ -25,9 +25,10 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
 2. **Answer containers** (:mod:`~rewardkit.extract.containers`). The last ``<answer>`` block (its final
    boxes, else its answer marker, else its text); else the final boxes: the last ``\boxed{}``/``\fbox{}``
    and the boxes before it joined only by commas, "and"/"or", ``\quad``, inline-math delimiters or a short
-   label ending in "and" (``\boxed{(3,3)} \text{ for part (a) and } \boxed{(1,1)}``) form one answer set; a
-   box earlier in the reasoning is an intermediate result, and so is a box followed by "Final Answer: The
-   final answer is x" (Minerva's format).
+   label ending in "and" (``\boxed{(3,3)} \text{ for part (a) and } \boxed{(1,1)}``) form one answer set, and
+   so do labelled boxes (``y_1 = \boxed{a}`` and ``y_2 = \boxed{b}``); a box earlier in the reasoning is
+   an intermediate result, and so is a box followed by "Final Answer: The final answer is x" (Minerva's
+   format).
 
    >>> sets = ["so \\boxed{(3,3)} \\text{ for part (a) and } \\boxed{(1,1)}",
    ...         "first \\boxed{18}, which gives \\boxed{210}"]
@@ -45,7 +46,10 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    the display that opens there), after its last top-level ``=``; a marker followed by prose gives the
    prose's last value (``Final Answer: Jane started 3 hours ago.`` is 3). A value is read up to the words
    after it (``The answer is 12, which is more than 10.`` is 12), and a sentence that negates or bounds its
-   value states no answer (``The answer is not 7.``, ``at least 7``).
+   value states no answer (``The answer is not 7.``, ``at least 7``). A qualifier bounds the first value
+   after it and those joined to it by "or", "and" or commas (``not 10 which is 12`` states 12). Minerva's
+   signed-off answer (``final answer is x. I hope it is correct.``) counts wherever it stands. Quotes around
+   an answer are dropped.
 
    >>> marked = ["so she makes $18 every day. #### 18", "Therefore, the answer (arabic numerals) is 26.",
    ...           "Final Answer: Jane started 3 hours ago."]
@@ -62,7 +66,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
 
 5. **The last value of a finished final sentence** (:func:`sentence_answer`; ``extract="standard"``, the
    default): a ``$...$``, ``\(...\)``, ``\[...\]`` or a number in the last sentence, when the text ends like
-   a sentence (truncated text has no answer); closing remarks after it are passed over (``So f(-2) is 18. I
+   a sentence (truncated text has no answer, however short: a stop string or a small token limit cuts
+   short replies too); closing remarks after it are passed over (``So f(-2) is 18. I
    hope it is correct.``). ``extract="strict"`` stops at step 4 (accuracy coupled to format);
    ``extract="lenient"`` also takes the last value of unfinished text (:func:`lenient_answer`).
 

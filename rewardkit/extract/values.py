@@ -140,8 +140,9 @@ _FINISHED = (".", "!", "?", "$", "\\)", "\\]")
 
 def sentence_answer(text: str) -> str | None:
     """The last value of the final sentence, when the text ends with a finished sentence (truncated text
-    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``; closing remarks after
-    it (``I hope it is correct.``, ``I think that's the final answer.``) are passed over.
+    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``;
+    closing remarks after it (``I hope it is correct.``, ``I think that's the final answer.``) are passed
+    over.
 
     >>> sentence_answer("First 3 apples.\\n\\nSo f(-2) is 18."), sentence_answer("so x = (1/2")
     ('18', None)

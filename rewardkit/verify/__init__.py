@@ -12,7 +12,9 @@ verdict never hangs a training run. ``score_detailed(...).details`` says what wa
 
 **Both sides are normalised** before anything compares them (:mod:`~rewardkit.verify.normalise`): ``√x``,
 ``√{x}``, ``√(x)``, ``sqrt(x)`` are ``\sqrt{x}``; ``π`` and ``pi`` are ``\pi``; ``×``, ``÷``, ``·``, ``−``
-are operators; ``12,345`` is 12345 outside brackets; a trailing degree sign (``°``, ``^\circ``, "degrees",
+are operators; ``12,345`` is 12345 outside brackets (a group of thousands starts with 1-9: ``0,111`` is
+not one); a decimal comma (``2,74``) is a point against a decimal written with one, and only then (``1,2``
+stays a list); a trailing degree sign (``°``, ``^\circ``, "degrees",
 ``度``), percent sign or unit (SI and English units, and CJK units such as 米, 厘米, 海里, 平方米, 元, 个) on
 a bare quantity is split off, and the values compare when one side has no unit or both have the same one
 (spellings of one unit are one unit: ``cm``, ``centimeters``, ``厘米``). **Units are never converted**:
