@@ -65,11 +65,12 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    ('[0,1)', '-\\frac{10}{9}')
 
 5. **The last value of a finished final sentence** (:func:`sentence_answer`; ``extract="standard"``, the
-   default): a ``$...$``, ``\(...\)``, ``\[...\]`` or a number in the last sentence, when the text ends like
-   a sentence (truncated text has no answer, however short: a stop string or a small token limit cuts
-   short replies too); closing remarks after it are passed over (``So f(-2) is 18. I
-   hope it is correct.``). ``extract="strict"`` stops at step 4 (accuracy coupled to format);
-   ``extract="lenient"`` also takes the last value of unfinished text (:func:`lenient_answer`).
+   default): a ``$...$``, ``\(...\)``, ``\[...\]`` or a number in the last sentence (else a count written
+   as a word, ``two`` to ``twenty``), when the text ends like a sentence (truncated text has no answer,
+   however short: a stop string or a small token limit cuts short replies too); closing remarks after it
+   are passed over (``So f(-2) is 18. I hope it is correct.``). ``extract="strict"`` stops at step 4
+   (accuracy coupled to format); ``extract="lenient"`` also takes the last value of unfinished text
+   (:func:`lenient_answer`).
 
    >>> text = "So f(-2) is 18. I hope it is correct."
    >>> math_answer(text, mode="strict").reason, math_answer(text).answer

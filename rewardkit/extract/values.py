@@ -153,7 +153,7 @@ def sentence_answer(text: str) -> str | None:
     tail = stripped[-TAIL_CHARS:]
     sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
     for sentence in reversed(sentences[-FINAL_SENTENCES:]):
-        values = _values(sentence)
+        values = _values(sentence) or _number_words(sentence)
         if values and _qualified(sentence, values):
             return None  # "So the result is not 7.", "It is at least 7."
         if values or not _CLOSING.match(sentence):
@@ -197,6 +197,23 @@ def lenient_answer(text: str) -> str | None:
     """
     values = _values(text[-TAIL_CHARS:])
     return values[-1][2] if values else None
+
+
+# counts written as words ("There are three boxes."); "one" is left out: "the one on the left", "no one"
+_NUMBER_WORDS = {
+    word: str(n)
+    for n, word in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+        " sixteen seventeen eighteen nineteen twenty".split()
+    )
+    if word != "_"
+}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _number_words(sentence: str) -> list[tuple[int, int, str]]:
+    """The counts a sentence without any other value writes as words (``So three boxes hold neither.``)."""
+    return [(m.start(), m.end(), _NUMBER_WORDS[m.group(1).lower()]) for m in _NUMBER_WORD.finditer(sentence)]
 
 
 def _values(text: str) -> list[tuple[int, int, str]]:
