@@ -38,7 +38,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    '5'
 
 3. **Answer markers** (:mod:`~rewardkit.extract.markers`) in the last 800 characters, the last one wins:
-   ``#### x`` at either end of a line (``... every day. #### 18``); ``Answer: x``, ``**Final Answer:** x``;
+   ``#### x`` at either end of a line (``... every day. #### 18``); ``Answer: x``, ``**Final Answer:** x``
+   (and in the languages models answer in: ``Réponse :``, ``Ответ:``, ``پاسخ:``, ``答案：``, ...);
    "the (final) answer is x" with what models put between "answer" and "is": a short parenthetical (``the
    answer (arabic numerals) is 26``), a complement (``the answer to this problem is``), a hedge (``should
    be``), or "answer" followed by math (``Answer $9$``); "the correct option is (C)"; ``答案是 x``; a bold

@@ -9,8 +9,15 @@ from rewardkit.extract.values import _COMMAND, _WORD, QUALIFIED, TAIL_CHARS, _ti
 
 # "#### 72" (GSM8K), at the start or the end of a line
 _HASHES = re.compile(r"####[ \t]*([^\n]*)")
+# "Answer: x" in the languages models answer in: French, Spanish, Portuguese, Italian, German, Russian,
+# Persian, Arabic, Chinese, Japanese, Korean, Hindi
+_ANSWER_WORD = (
+    r"final[ \t]+answer|answer|a|r[ée]ponse(?:[ \t]+finale)?|respuesta(?:[ \t]+final)?"
+    r"|resposta(?:[ \t]+final)?|risposta(?:[ \t]+finale)?|antwort|ответ|پاسخ|جواب|الإجابة"
+    r"|答案|最终答案|回答|解答|정답|답|उत्तर"
+)
 _ANSWER_LINE = re.compile(
-    r"^[ \t*#]*(?:final[ \t]+answer|answer|a)[ \t*]*:[ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE
+    rf"^[ \t*#]*(?:{_ANSWER_WORD})[ \t*]*[:：][ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE
 )
 # "the (final) answer is x", with what models put between "answer" and "is": a short parenthetical
 # ("the answer (arabic numerals) is"), a complement ("the answer to this problem is"), a hedge ("the answer
