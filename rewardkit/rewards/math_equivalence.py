@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.choices import gold_letter, is_letter, read_choice, read_choices
 from rewardkit.core import (
     Completion,
     Explained,
@@ -31,12 +30,11 @@ from rewardkit.core import (
     finite_number,
     revalue,
 )
-from rewardkit.extract import EXTRACT_MODES, gold_answer, math_answer
+from rewardkit.extract import EXTRACT_MODES
 from rewardkit.registry import named, register
 from rewardkit.spec import CallerParam
 from rewardkit.verify import pool
-from rewardkit.verify.fastpath import within_tolerance
-from rewardkit.verify.normalise import canonical
+from rewardkit.verify.rows import UNREAD, Pending, compared
 
 __all__ = ["MathEquivalence", "math_equivalence"]
 
@@ -115,28 +113,6 @@ class MathEquivalence(Reward):
             "wrong": self.wrong,
         }
 
-    def _choice(
-        self, text: str, answer: str | None, gold: str, options: dict[str, str] | None
-    ) -> Explained | str:
-        """A multiple-choice verdict when the gold names an option and the answer names one too; else the
-        gold as text to compare with the answer (the option's text when the gold is its letter)."""
-        want = gold_letter(gold, options)
-        if want is None:
-            return gold  # a gold that is no option: compare as math
-        got, why = read_choice(text, options, mode=self.extract)
-        if why is not None:
-            return Explained(0.0, why, {"answer": answer, "gold": gold})
-        if got is not None:
-            detail = {
-                "answer": answer if answer is not None else got,
-                "gold": gold,
-                "compared": f"{got} vs {want}",
-            }
-            return Explained(float(got == want), None, detail)
-        if options is None:  # a lone letter gold and an answer that is no letter
-            return Explained(0.0, "not_a_choice", {"answer": answer, "gold": gold})
-        return options[want]
-
     # -- lifecycle (the service asks every reward; it never reaches into the pools itself)
     def _verifier(self) -> pool.MathVerifier:
         return pool.get_verifier(self.workers or pool.default_workers(), self.memory_mb)
@@ -154,59 +130,44 @@ class MathEquivalence(Reward):
         self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
     ) -> list[Verdict | Explained]:
         verdicts: list[Verdict | Explained | None] = [None] * len(completions)
-        pending: list[tuple[int, pool.Check]] = []
         options_column = columns.get("choices") or [None] * len(completions)
+        rows: list[tuple[Any, str | None, Any]] = []  # (solution, text, options) of the rows to read
+        where: list[int] = []
         for i, (completion, solution) in enumerate(zip(completions, columns["solution"], strict=True)):
             check_deadline("math")
             if isinstance(solution, _NOT_A_GOLD):  # str() of these is a Python repr, not a reference
                 verdicts[i] = Verdict(None, "invalid_gold")
                 continue
-            gold = gold_answer(solution)
-            if gold is None:
-                verdicts[i] = Verdict(None, "missing_solution")
-                continue
-            text = completion_text(completion)
-            if text is None:
-                verdicts[i] = Explained(0.0, "invalid_completion", {"gold": gold})
-                continue
-            answer, reason = math_answer(text, mode=self.extract)
-            options = read_choices(options_column[i])
-            if options is not None or is_letter(gold):  # multiple choice: compare options, not texts
-                decided = self._choice(text, answer, gold, options)
-                if isinstance(decided, Explained):
-                    verdicts[i] = decided
-                    continue
-                gold = decided  # the gold's option text, compared with an answer that names no option
-            if answer is None:
-                verdicts[i] = Explained(0.0, reason, {"answer": None, "gold": gold})
-            elif not answer:
-                verdicts[i] = Explained(0.0, "empty_answer", {"answer": answer, "gold": gold})
-            elif (
-                self.rel_tol
-                and len(answer) <= self.max_answer_chars  # longer ones are refused unread, below
-                and len(gold) <= pool.MAX_GOLD_CHARS
-                and (close := within_tolerance(answer, gold, self.rel_tol)) is not None
-            ):
-                detail = {"answer": answer, "gold": gold, "compared": f"within rel_tol={self.rel_tol:g}"}
-                verdicts[i] = Explained(float(close), None, detail)
+            rows.append((solution, completion_text(completion), options_column[i]))
+            where.append(i)
+        verifier = self._verifier()
+        # the gold, the answer, a choice and what is decided without SymPy (rewardkit.verify.rows): in the
+        # workers for a large batch, so that this process's share of it runs in parallel too
+        read = verifier.read_many(
+            rows, mode=self.extract, rel_tol=self.rel_tol, max_chars=self.max_answer_chars
+        )
+        pending: list[tuple[int, Pending]] = []
+        for i, one in zip(where, read, strict=True):
+            if isinstance(one, Pending):
+                pending.append((i, one))
             else:
-                pending.append((i, pool.Check(gold, answer)))
+                verdicts[i] = one
         if pending:
-            results = self._verifier().verify_many(
-                [check for _, check in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
+            results = verifier.judge(
+                [one for _, one in pending], timeout_s=self.timeout_s, max_chars=self.max_answer_chars
             )
-            for (i, check), (equal, reason) in zip(pending, results, strict=True):
+            for (i, one), (equal, reason) in zip(pending, results, strict=True):
                 check_deadline("math")
+                check = one.check
                 detail = {"answer": check.prediction, "gold": check.gold}
-                if reason not in _UNREAD:  # refused unread: nothing compared
-                    detail["compared"] = f"{canonical(check.prediction)} vs {canonical(check.gold)}"
+                if reason not in UNREAD:  # refused unread: nothing compared
+                    detail["compared"] = one.compared if one.compared is not None else compared(check)
                 verdicts[i] = Explained(None if equal is None else float(equal), reason, detail)
         judged = [v if v is not None else Verdict(0.0, "internal_error") for v in verdicts]
         return revalue(judged, self.correct, self.wrong)
 
 
 _NOT_A_GOLD = (Mapping, list, tuple, set, frozenset, bytes, bytearray)
-_UNREAD = ("answer_too_long", "gold_too_long", "invalid_gold")
 
 
 @named("math")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import pickle
 import secrets
 import select
 import shutil
@@ -48,6 +49,7 @@ Pair = tuple[str, str]  # (gold, prediction), both canonical
 
 STUCK_AFTER_S = 5.0  # a host that has not answered this long after the deadline is taken for stuck
 POOL_START_S = 120.0  # the longest a pool's start is waited for
+READ_TIMEOUT_S = 30.0  # a chunk of rows not read in this long is read by the caller (reading is linear)
 
 
 class HostGone(RuntimeError):
@@ -185,7 +187,7 @@ class Scheduler:
         self._pools: dict[str, Any] = {}
         self._lock = threading.Lock()
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["rewardkit.verify.worker"])
+        context.set_forkserver_preload(["rewardkit.verify.worker", "rewardkit.verify.rows"])
         self._context = context
         self._up = threading.Event()
         threading.Thread(target=self._start_pools, daemon=True).start()
@@ -290,6 +292,34 @@ class Scheduler:
                 results[i] = _outcome(future, counters)
         return "ok", [results[i] for i in range(len(pairs))], counters
 
+    def read(
+        self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None
+    ) -> tuple[str, list[bytes | None], dict[str, int]]:
+        """Rows read (:func:`rewardkit.verify.rows.read_rows`), a pickled chunk a task on the main pool:
+        ``("ok", [each chunk's rows read, pickled; None for one that failed or overran READ_TIMEOUT_S],
+        counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (its tasks are
+        cancelled)."""
+        counters = {"read_failed": 0}
+        if not self._up.wait(deadline_s):
+            return "deadline", [], counters
+        main = self.pool("main")
+        futures = [
+            main.schedule(_worker_read, args=(chunk, *how), timeout=READ_TIMEOUT_S) for chunk in chunks
+        ]
+        done, waiting = wait(futures, timeout=deadline_s)
+        if waiting:  # the request's deadline: stop its work, free the workers
+            for future in futures:
+                future.cancel()
+            return "deadline", [], counters
+        read: list[bytes | None] = []
+        for future in futures:
+            try:
+                read.append(future.result())
+            except Exception:  # the caller reads these rows itself
+                counters["read_failed"] += 1
+                read.append(None)
+        return "ok", read, counters
+
 
 def _crashed(future: Future[Result]) -> bool:
     """The pair's worker process died under it (pebble's ``ProcessExpired``)."""
@@ -323,6 +353,13 @@ def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
     return check(gold, prediction, soft_timeout_s)
 
 
+def _worker_read(chunk: bytes, mode: str, rel_tol: float, max_chars: int) -> bytes:
+    """A pickled chunk of rows (from the parent, which the host trusts) read, pickled for the parent."""
+    from rewardkit.verify.rows import read_rows
+
+    return pickle.dumps(read_rows(pickle.loads(chunk), mode, rel_tol, max_chars), pickle.HIGHEST_PROTOCOL)
+
+
 def _worker_ping() -> bool:
     return True
 
@@ -343,6 +380,8 @@ def _serve_one(connection: Connection, scheduler: Scheduler) -> None:
         try:
             if kind == "run":
                 answer: Any = scheduler.run(*request[1:])
+            elif kind == "read":
+                answer = scheduler.read(*request[1:])
             elif kind == "ping":
                 answer = scheduler.ping(*request[1:])
             else:

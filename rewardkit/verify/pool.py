@@ -23,21 +23,21 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
-import re
+import pickle
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
-from rewardkit.core import DeadlineExceeded, check_deadline, deadline
+from rewardkit.core import DeadlineExceeded, Explained, Verdict, check_deadline, deadline
 from rewardkit.lru import LRUCache, text_digest
-from rewardkit.verify.fastpath import fast_verdict, plain_number
-from rewardkit.verify.guards import encodable, guard
 from rewardkit.verify.host import HostGone, Result, WorkerHost
-from rewardkit.verify.normalise import Canonical, canonical, has_unparsed, normalise, prepared, units_agree
+from rewardkit.verify.rows import MAX_GOLD_CHARS, Check, Pending, decide, read_rows
 
 __all__ = [
+    "MAX_GOLD_CHARS",
     "Check",
     "MathVerifier",
+    "Pending",
     "Result",
     "close_verifier",
     "default_workers",
@@ -67,19 +67,16 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-@dataclass(frozen=True)
-class Check:
-    """One pair to judge: a gold answer and a prediction, as extracted (normalisation happens here)."""
-
-    gold: str
-    prediction: str
-
-
 # Not verdicts on the pair: they depend on the worker, on this call's length limit or on the host's health.
 _TRANSIENT = {"timeout", "worker_crashed", "memory_limit", "answer_too_long", "gold_too_long"}
-MAX_GOLD_CHARS = 100_000  # a reference longer than this is not read (it is a document, not an answer)
 CACHE_BYTES = 32 << 20  # the verdicts held, together (100,000 take about 30 MB)
 _ENTRY_BYTES = 300  # what a verdict costs: its digest, the tuples, the LRU's links
+
+
+READ_REMOTE_ROWS = 64  # a batch of fewer rows is read in the calling process (a round trip costs more)
+READ_REMOTE_CHARS = 65_536  # a longer row (completion and solution) is read here, not copied twice over
+READ_CHUNKS_A_WORKER = 4  # chunks of rows a worker, so that an uneven chunk does not leave the others idle
+READ_CHUNK_MIN = 16
 
 
 def _result_bytes(result: Result) -> int:
@@ -156,25 +153,98 @@ class MathVerifier:
             return
         self._cache.put(key, result)
 
+    # -- reading rows (rewardkit.verify.rows): in the workers for a large batch, here for a small one
+    def read_many(
+        self, rows: Sequence[tuple[Any, str | None, Any]], *, mode: str, rel_tol: float, max_chars: int
+    ) -> list[Verdict | Explained | Pending]:
+        """:func:`~rewardkit.verify.rows.read_rows` of ``(solution, text, options)`` rows: in chunks on the
+        host's workers when the batch is large (and the pool has several), here otherwise, and here too
+        for rows a worker could not read (a chunk that failed, a host that is gone). Raises
+        :class:`~rewardkit.core.DeadlineExceeded` when the request's deadline passes."""
+        out: list[Verdict | Explained | Pending | None] = [None] * len(rows)
+        sent = [i for i, row in enumerate(rows) if _sendable(row)] if self._reads_remotely(len(rows)) else []
+        if sent:
+            size = max(READ_CHUNK_MIN, -(-len(sent) // (READ_CHUNKS_A_WORKER * self.workers)))
+            chunks = [sent[at : at + size] for at in range(0, len(sent), size)]
+            for chunk, read in zip(
+                chunks, self._read_remotely(rows, chunks, mode, rel_tol, max_chars), strict=True
+            ):
+                if read is not None and len(read) == len(chunk):
+                    for i, one in zip(chunk, read, strict=True):
+                        out[i] = one
+        left = [i for i, one in enumerate(out) if one is None]
+        here = read_rows([rows[i] for i in left], mode, rel_tol, max_chars, lambda: check_deadline("math"))
+        for i, one in zip(left, here, strict=True):
+            out[i] = one
+        return [one for one in out if one is not None]
+
+    def _reads_remotely(self, rows: int) -> bool:
+        return self.workers > 1 and rows >= READ_REMOTE_ROWS
+
+    def _read_remotely(
+        self,
+        rows: Sequence[tuple[Any, str | None, Any]],
+        chunks: list[list[int]],
+        mode: str,
+        rel_tol: float,
+        max_chars: int,
+    ) -> list[list[Verdict | Explained | Pending] | None]:
+        """Each chunk's rows read by a worker, or ``None`` for a chunk no worker read. A chunk travels
+        pickled once, here, and its rows read come back pickled once, in the worker: the host passes the
+        bytes on without reading them."""
+        payload = [pickle.dumps([rows[i] for i in chunk], pickle.HIGHEST_PROTOCOL) for chunk in chunks]
+        try:
+            status, read, _ = self._host.call("read", payload, (mode, rel_tol, max_chars))
+        except HostGone:
+            return [None] * len(chunks)
+        if status == "deadline":
+            raise DeadlineExceeded(f"math: {len(rows)} rows unread")
+        if status != "ok" or len(read) != len(chunks):
+            return [None] * len(chunks)
+        return [None if blob is None else pickle.loads(blob) for blob in read]
+
     # -- judging
     def verify_many(
         self, checks: Sequence[Check], *, timeout_s: float, max_chars: int = 1000, guards: bool = True
     ) -> list[Result]:
         """Judge every check; each distinct one once. Never raises for a single bad pair; raises
         :class:`~rewardkit.core.DeadlineExceeded` when the request's deadline passes (checked per pair)."""
+        return self._judge(checks, {}, timeout_s, max_chars, guards)
+
+    def judge(self, pending: Sequence[Pending], *, timeout_s: float, max_chars: int = 1000) -> list[Result]:
+        """:meth:`verify_many` of rows already read (:meth:`read_many`): their digests and what was decided
+        about them without SymPy are taken as read (with the guards on, as they were read)."""
+        return self._judge(
+            [p.check for p in pending], {p.check: p for p in pending}, timeout_s, max_chars, True
+        )
+
+    def _judge(
+        self,
+        checks: Sequence[Check],
+        read: dict[Check, Pending],
+        timeout_s: float,
+        max_chars: int,
+        guards: bool,
+    ) -> list[Result]:
         unique = list(dict.fromkeys(checks))
         keys: dict[Check, bytes] = {}
         results: dict[Check, Result] = {}
         todo: dict[Check, list[Check]] = {}  # canonical pair -> the pairs as written that it stands for
         for check in unique:
             check_deadline("math")
-            keys[check] = text_digest(check.gold, check.prediction)
+            known = read.get(check)
+            keys[check] = known.key if known is not None else text_digest(check.gold, check.prediction)
             hit = self._cache.get(keys[check])
             if hit is not None:
                 results[check] = hit
                 self._count("cache_hits")
                 continue
-            decided, canonical_check = self._decide(check, max_chars, guards)
+            if known is not None:
+                decided, canonical_check, stat = known.decided, known.canonical, known.stat
+            else:
+                decided, canonical_check, stat = decide(check, max_chars, guards)
+            if stat is not None:
+                self._count(stat)
             if decided is not None:
                 results[check] = decided
             else:
@@ -189,45 +259,10 @@ class MathVerifier:
         self._count("pairs", len(checks))
         return [results[check] for check in checks]
 
-    def _decide(self, check: Check, max_chars: int, guards: bool) -> tuple[Result | None, Check]:
-        """A verdict reached in this process (``(result, check)``), or ``(None, canonical pair)`` for the
-        workers. Both sides are normalised (:mod:`rewardkit.verify.normalise`) first; units must agree."""
-        if guards and len(check.prediction) > max_chars:  # before any other work on a long text
-            self._count("guarded")
-            return (False, "answer_too_long"), check
-        if len(check.gold) > MAX_GOLD_CHARS:
-            return (None, "gold_too_long"), check
-        if not encodable(check.gold) or "\x00" in check.gold:  # broken text: no reference to judge by
-            return (None, "invalid_gold"), check
-        if not encodable(check.prediction):  # lone surrogates: a model emitted broken text, not an answer
-            self._count("guarded")
-            return (False, "invalid_unicode"), check
-        prediction, gold = canonical(check.prediction), canonical(check.gold)
-        if not normalise(gold.text):  # nothing but spacing and dollar signs
-            return (None, "invalid_gold"), check
-        if _used_as_variable(prediction, gold):
-            prediction = Canonical(prepared(check.prediction))
-        if _used_as_variable(gold, prediction):
-            gold = Canonical(prepared(check.gold))
-        if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
-            self._count("fast_path")
-            return (False, None), check
-        decided = fast_verdict(prediction.text, gold.text)
-        if decided is None and _unparsed_against_number(prediction.text, gold.text):
-            decided = False
-        if decided is not None:
-            self._count("fast_path")
-            return (decided, None), check
-        refused = guard(prediction.text, max_chars=max_chars) if guards else None
-        if refused is not None:
-            self._count("guarded")
-            return (False, refused), check
-        return None, Check(gold.text, prediction.text)
-
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
         """Judge pairs in the worker host; the request's deadline goes along and is kept there. Pairs the
         host could not judge (it is gone, or failed the batch) are no verdict (``None``), not wrong."""
-        pairs = [(check.gold, check.prediction) for check in todo]  # both encodable: _decide refused others
+        pairs = [(check.gold, check.prediction) for check in todo]  # both encodable: decide() refused others
         try:
             status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts)
         except HostGone as exc:
@@ -242,22 +277,14 @@ class MathVerifier:
         return dict(zip(todo, results, strict=True))
 
 
-def _used_as_variable(one: Canonical, other: Canonical) -> bool:
-    """``one``'s unit is a letter that ``other`` uses as a variable (``5 m`` against ``5m + 1``): then it
-    is no unit, and ``one`` is compared as written."""
-    unit = one.unit
-    if unit is None or not unit.isalpha() or not unit.isascii():
+def _sendable(row: tuple[Any, str | None, Any]) -> bool:
+    """A row worth sending to a worker: plain values (what pickles cheaply and as it is), not too long."""
+    solution, text, options = row
+    if not isinstance(solution, str | int | float | None) or not isinstance(
+        options, str | list | dict | None
+    ):
         return False
-    return re.search(rf"(?<![A-Za-z\\]){re.escape(unit)}(?![A-Za-z])", other.text) is not None
-
-
-def _unparsed_against_number(prediction: str, gold: str) -> bool:
-    """One side still holds symbols no normalisation read, the other is a plain number: not equal (a parser
-    that drops the unknown symbol would otherwise compare what is left)."""
-    for one, other in ((prediction, gold), (gold, prediction)):
-        if has_unparsed(one) and plain_number(normalise(other)) is not None:
-            return True
-    return False
+    return len(text or "") + (len(solution) if isinstance(solution, str) else 0) <= READ_REMOTE_CHARS
 
 
 _verifiers: dict[tuple[int, int], MathVerifier] = {}

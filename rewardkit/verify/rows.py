@@ -1,0 +1,208 @@
+"""Reading the math reward's rows: the gold, the final answer, an option chosen, and the verdicts reached
+without SymPy.
+
+One function reads a row (:func:`read_row`) wherever it runs: in the calling process for a small batch, in
+the worker host's workers for a large one (:meth:`rewardkit.verify.pool.MathVerifier.read_many`), a chunk
+of rows a worker, so that the caller's own share of a batch (extraction, normalisation, fast paths, guards)
+runs in parallel too. The same function, so the same verdicts either way. A row ends as a verdict
+(``Verdict``/``Explained``) or as a :class:`Pending` pair for Math-Verify, which carries what was decided
+about it without SymPy (:func:`decide`) and its digest, so the caller only looks it up in its verdict cache.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+# choices imports verify.fastpath, so the verify package, so this module: taken from sys.modules as it is,
+# its names looked up when a row is read
+import rewardkit.choices as choices
+from rewardkit.core import Explained, Verdict
+from rewardkit.extract import gold_answer, math_answer
+from rewardkit.lru import text_digest
+from rewardkit.verify.fastpath import fast_verdict, plain_number, within_tolerance
+from rewardkit.verify.guards import encodable, guard
+from rewardkit.verify.normalise import Canonical, canonical, has_unparsed, normalise, prepared, units_agree
+
+__all__ = ["MAX_GOLD_CHARS", "UNREAD", "Check", "Pending", "compared", "decide", "read_row", "read_rows"]
+
+#: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
+Result = tuple[bool | None, str | None]
+
+MAX_GOLD_CHARS = 100_000  # a reference longer than this is not read (it is a document, not an answer)
+UNREAD = ("answer_too_long", "gold_too_long", "invalid_gold")  # refused unread: nothing compared
+
+
+@dataclass(frozen=True)
+class Check:
+    """One pair to judge: a gold answer and a prediction, as extracted (normalisation happens here)."""
+
+    gold: str
+    prediction: str
+
+
+class Pending(NamedTuple):
+    """A row whose verdict needs the verifier: its pair as extracted, the pair's digest (the verdict cache's
+    key), what :func:`decide` made of it (a verdict and the stat it counts, or ``None`` and the canonical
+    pair for Math-Verify) and what the detail says was compared."""
+
+    check: Check
+    key: bytes
+    decided: Result | None
+    stat: str | None
+    canonical: Check
+    compared: str | None
+
+
+def decide(check: Check, max_chars: int, guards: bool) -> tuple[Result | None, Check, str | None]:
+    """A verdict reached without SymPy (``(result, check, stat)``: ``stat`` is the counter it adds to), or
+    ``(None, canonical pair, None)`` for the workers. Both sides are normalised
+    (:mod:`rewardkit.verify.normalise`) first; units must agree."""
+    if guards and len(check.prediction) > max_chars:  # before any other work on a long text
+        return (False, "answer_too_long"), check, "guarded"
+    if len(check.gold) > MAX_GOLD_CHARS:
+        return (None, "gold_too_long"), check, None
+    if not encodable(check.gold) or "\x00" in check.gold:  # broken text: no reference to judge by
+        return (None, "invalid_gold"), check, None
+    if not encodable(check.prediction):  # lone surrogates: a model emitted broken text, not an answer
+        return (False, "invalid_unicode"), check, "guarded"
+    prediction, gold = canonical(check.prediction), canonical(check.gold)
+    if not normalise(gold.text):  # nothing but spacing and dollar signs
+        return (None, "invalid_gold"), check, None
+    if _used_as_variable(prediction, gold):
+        prediction = Canonical(prepared(check.prediction))
+    if _used_as_variable(gold, prediction):
+        gold = Canonical(prepared(check.gold))
+    if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
+        return (False, None), check, "fast_path"
+    decided = fast_verdict(prediction.text, gold.text)
+    if decided is None and _unparsed_against_number(prediction.text, gold.text):
+        decided = False
+    if decided is not None:
+        return (decided, None), check, "fast_path"
+    refused = guard(prediction.text, max_chars=max_chars) if guards else None
+    if refused is not None:
+        return (False, refused), check, "guarded"
+    return None, Check(gold.text, prediction.text), None
+
+
+def compared(check: Check) -> str:
+    """What a verdict's detail says was compared: both sides' canonical forms."""
+    return f"{canonical(check.prediction)} vs {canonical(check.gold)}"
+
+
+def _used_as_variable(one: Canonical, other: Canonical) -> bool:
+    """``one``'s unit is a letter that ``other`` uses as a variable (``5 m`` against ``5m + 1``): then it
+    is no unit, and ``one`` is compared as written."""
+    unit = one.unit
+    if unit is None or not unit.isalpha() or not unit.isascii():
+        return False
+    return re.search(rf"(?<![A-Za-z\\]){re.escape(unit)}(?![A-Za-z])", other.text) is not None
+
+
+def _unparsed_against_number(prediction: str, gold: str) -> bool:
+    """One side still holds symbols no normalisation read, the other is a plain number: not equal (a parser
+    that drops the unknown symbol would otherwise compare what is left)."""
+    for one, other in ((prediction, gold), (gold, prediction)):
+        if has_unparsed(one) and plain_number(normalise(other)) is not None:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- a row
+
+
+def _choice(
+    text: str, answer: str | None, gold: str, options: dict[str, str] | None, mode: str
+) -> Explained | str:
+    """A multiple-choice verdict when the gold names an option and the answer names one too; else the
+    gold as text to compare with the answer (the option's text when the gold is its letter)."""
+    want = choices.gold_letter(gold, options)
+    if want is None:
+        return gold  # a gold that is no option: compare as math
+    got, why = choices.read_choice(text, options, mode=mode)
+    if why is not None:
+        return Explained(0.0, why, {"answer": answer, "gold": gold})
+    if got is not None:
+        detail = {
+            "answer": answer if answer is not None else got,
+            "gold": gold,
+            "compared": f"{got} vs {want}",
+        }
+        return Explained(float(got == want), None, detail)
+    if options is None:  # a lone letter gold and an answer that is no letter
+        return Explained(0.0, "not_a_choice", {"answer": answer, "gold": gold})
+    return options[want]
+
+
+def read_row(
+    solution: Any,
+    text: str | None,
+    options_value: Any,
+    *,
+    mode: str,
+    rel_tol: float,
+    max_chars: int,
+    gold: str | None = None,
+) -> Verdict | Explained | Pending:
+    """One row read: a verdict, or the pair the verifier judges. ``solution`` is no container or bytes
+    (the caller refused those); ``text`` is the completion's text (``None``: no text in it); ``gold``, when
+    given, is ``gold_answer(solution)`` already read."""
+    gold = gold_answer(solution) if gold is None else gold
+    if gold is None:
+        return Verdict(None, "missing_solution")
+    if text is None:
+        return Explained(0.0, "invalid_completion", {"gold": gold})
+    answer, reason = math_answer(text, mode=mode)
+    options = choices.read_choices(options_value)
+    if options is not None or choices.is_letter(gold):  # multiple choice: compare options, not texts
+        decided = _choice(text, answer, gold, options, mode)
+        if isinstance(decided, Explained):
+            return decided
+        gold = decided  # the gold's option text, compared with an answer that names no option
+    if answer is None:
+        return Explained(0.0, reason, {"answer": None, "gold": gold})
+    if not answer:
+        return Explained(0.0, "empty_answer", {"answer": answer, "gold": gold})
+    if (
+        rel_tol
+        and len(answer) <= max_chars  # longer ones are refused unread, below
+        and len(gold) <= MAX_GOLD_CHARS
+        and (close := within_tolerance(answer, gold, rel_tol)) is not None
+    ):
+        detail = {"answer": answer, "gold": gold, "compared": f"within rel_tol={rel_tol:g}"}
+        return Explained(float(close), None, detail)
+    check = Check(gold, answer)
+    decided_pair, canonical_check, stat = decide(check, max_chars, True)
+    said = None if decided_pair is not None and decided_pair[1] in UNREAD else compared(check)
+    return Pending(check, text_digest(gold, answer), decided_pair, stat, canonical_check, said)
+
+
+def read_rows(
+    rows: Sequence[tuple[Any, str | None, Any]],
+    mode: str,
+    rel_tol: float,
+    max_chars: int,
+    before_each: Callable[[], None] | None = None,
+) -> list[Verdict | Explained | Pending]:
+    """:func:`read_row` of each ``(solution, text, options)``, calling ``before_each`` (a deadline check)
+    before each; each distinct solution text's gold is read once."""
+    golds: dict[str, str | None] = {}
+    out: list[Verdict | Explained | Pending] = []
+    for solution, text, options_value in rows:
+        if before_each is not None:
+            before_each()
+        if type(solution) is str:
+            gold = golds[solution] if solution in golds else golds.setdefault(solution, gold_answer(solution))
+        else:
+            gold = gold_answer(solution)
+        if gold is None:
+            out.append(Verdict(None, "missing_solution"))
+            continue
+        read = read_row(
+            solution, text, options_value, mode=mode, rel_tol=rel_tol, max_chars=max_chars, gold=gold
+        )
+        out.append(read)
+    return out
