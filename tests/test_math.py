@@ -264,3 +264,89 @@ def test_the_host_exits_with_its_parent_even_when_a_forked_child_holds_its_stdin
     while time.monotonic() < deadline and alive():
         time.sleep(0.2)
     assert not alive()  # gone within seconds, though its stdin is still open in the forked child
+
+
+# ---------------------------------------------------------------- rows read in the workers (issue 25)
+
+ROW_KINDS: list[tuple[Any, Any, Any]] = [  # (completion, solution, choices): one of each way a row ends
+    ("\\boxed{5}", "5", None),  # fast path
+    ("no answer here", "5", None),  # no_answer
+    ("\\boxed{x^2+1}", "1+x^2", None),  # Math-Verify, in a worker
+    ("\\boxed{9^{9^{9^{9}}}}", "5", None),  # huge_power
+    ("The answer is (B).", "B", '["1", "2", "3"]'),  # a choice
+    (17, "5", None),  # invalid_completion
+    ("\\boxed{5}", None, None),  # missing_solution
+    ("\\boxed{5}", {"gold": 5}, None),  # invalid_gold: a container, never sent
+    ("<think>no end", "5", None),  # unclosed_think
+    ("\\boxed{12 cm}", "12 m", None),  # units differ
+]
+
+
+def _score(reward: Any, rows: list[tuple[Any, Any, Any]]) -> Any:
+    completions, solutions, choices = (list(column) for column in zip(*rows, strict=True))
+    return reward.score_detailed(completions, solution=solutions, choices=choices)
+
+
+@pytest.mark.timeout(120)
+def test_a_large_batch_is_read_in_the_workers_as_it_is_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rewardkit.verify import pool
+    from rewardkit.verify.rows import read_rows
+
+    rows = [ROW_KINDS[i % len(ROW_KINDS)] for i in range(200)]
+    reward = rewardkit.get("math", workers=2, timeout_s=5.0)
+    read_here: list[int] = []
+
+    def counted(chunk: Any, *args: Any) -> Any:
+        read_here.append(len(chunk))
+        return read_rows(chunk, *args)
+
+    monkeypatch.setattr(pool, "read_rows", counted)
+    remote = _score(reward, rows)
+    assert read_here == [0]  # every row went to a worker
+    monkeypatch.setattr(pool, "READ_REMOTE_ROWS", 10**9)
+    pool.get_verifier(2)._cache.clear()
+    here = _score(reward, rows)
+    assert read_here[1] == 180  # all but the 20 containers, read in this process
+    assert (remote.values, remote.reasons, remote.details) == (here.values, here.reasons, here.details)
+    reasons = {"no_answer", "huge_power", "invalid_completion", "missing_solution", "invalid_gold"}
+    assert reasons | {None, "unclosed_think"} <= set(remote.reasons)
+    assert remote.values[:5] == [1.0, 0.0, 1.0, 0.0, 1.0]
+
+
+@pytest.mark.timeout(120)
+def test_rows_no_worker_read_are_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rewardkit.verify.rows import read_rows
+
+    rows = [
+        (s, c if isinstance(c, str) else None, o) for c, s, o in ROW_KINDS if not isinstance(s, dict)
+    ] * 30
+    verifier = MathVerifier(workers=2, memory_mb=1024, overdue_slots=0)
+    try:
+        real = MathVerifier._read_remotely
+        halves: list[int] = []
+
+        def every_other_chunk_lost(self: MathVerifier, *args: Any) -> list[Any]:
+            read = real(self, *args)
+            halves.append(len(read))
+            return [None if k % 2 else chunk for k, chunk in enumerate(read)]
+
+        monkeypatch.setattr(MathVerifier, "_read_remotely", every_other_chunk_lost)
+        mixed = verifier.read_many(rows, mode="standard", rel_tol=0.0, max_chars=1000)
+        assert halves and halves[0] >= 2
+        assert mixed == read_rows(rows, "standard", 0.0, 1000)
+    finally:
+        verifier.close()
+
+
+@pytest.mark.timeout(120)
+def test_the_deadline_holds_while_the_workers_read() -> None:
+    from rewardkit.core import DeadlineExceeded, deadline
+
+    reward = rewardkit.get("math", workers=2)
+    assert reward.ready(60)
+    golds = [f"{i}" + "√" * 59_990 for i in range(100)]  # ~0.2 s each to rewrite the roots: ~10 s of reading
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceeded), deadline(2.0):
+        reward.score_detailed(["\\boxed{5}"] * len(golds), solution=golds)
+    elapsed = time.monotonic() - start
+    assert elapsed < 2.0 + 1.0, f"504 after {elapsed:.1f} s for a 2 s deadline"

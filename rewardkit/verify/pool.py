@@ -1,6 +1,9 @@
 """The math verifier: judges (gold, prediction) pairs with Math-Verify in killable worker processes.
 
-The order of work for a batch of pairs:
+A reward's rows are read first (:meth:`MathVerifier.read_many`, :mod:`rewardkit.verify.rows`: the gold,
+the answer, what is decided without SymPy): in the worker host's workers, a chunk of rows a task, for a
+batch of ``READ_REMOTE_ROWS`` rows or more, so that this process's share of a batch runs in parallel too;
+here for a smaller batch, a long row, or a chunk no worker read. Then the order of work for its pairs:
 
 1. dedup: identical pairs are judged once; an LRU keeps verdicts across batches, keyed by the pairs'
    digests (16 bytes, however long the gold) and bounded in bytes as well as in count;
