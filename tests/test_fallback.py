@@ -48,11 +48,11 @@ def test_undecided_items_go_to_the_judge_and_say_so(fake_judge: FakeJudge) -> No
     reward = rewardkit.get("math_or_judge")
     completions = [
         "so \\boxed{4}",  # decided
-        "It is four.",  # no_answer: the judge says yes
-        "It is five.",  # no_answer: the judge says no
+        "It is as many as the legs of a dog.",  # no_answer: the judge says yes
+        "It is as many as the fingers on a hand.",  # no_answer: the judge says no
         "So the answer is: it decreases.",  # a gold in words the rule found unequal: text_gold
         "so \\boxed{4}",  # a gold the rule cannot read
-        "It is four.",  # the judge's reply has no score: the rule's value stands
+        "It is as many as the legs of a dog.",  # the judge's reply has no score: the rule's value stands
     ]
     scored = reward.score_detailed(
         completions,
@@ -93,7 +93,9 @@ def test_the_judge_reads_the_tail_and_the_gold_answer(fake_judge: FakeJudge) -> 
 
 
 def test_without_a_question_the_prompt_says_so(fake_judge: FakeJudge) -> None:
-    assert rewardkit.get("math_or_judge")(["It is four."], solution=["4"]) == [1.0]  # [[7]]: right
+    assert rewardkit.get("math_or_judge")(["It is as many as the legs of a dog."], solution=["4"]) == [
+        1.0
+    ]  # [[7]]: right
     assert "(not given)" in fake_judge.texts[0]
 
 
@@ -120,13 +122,18 @@ def test_an_unreachable_judge_fails_the_batch(fake_judge: FakeJudge) -> None:
     reward = rewardkit.get("math_or_judge", judge=judge)
     assert reward(["so \\boxed{4}"], solution=["4"]) == [1.0]  # decided: no call, no error
     with pytest.raises(JudgeUnavailableError):
-        reward(["It is four."], solution=["4"])
+        reward(["It is as many as the legs of a dog."], solution=["4"])
 
 
 def test_dapo_values_and_the_threshold(fake_judge: FakeJudge) -> None:
     reward = rewardkit.get("math_or_judge", correct=1.0, wrong=-1.0, threshold=0.8)
     values = reward(
-        ["so \\boxed{4}", "so \\boxed{5}", "It is four.", "It is four, maybe."],
+        [
+            "so \\boxed{4}",
+            "so \\boxed{5}",
+            "It is as many as the legs of a dog.",
+            "It is as many as the legs of a dog, maybe.",
+        ],
         solution=["4"] * 4,
         question=[YES, YES, "SCORE:9", "SCORE:7"],
     )
@@ -141,11 +148,13 @@ def test_the_async_face_awaits_the_judge_only_for_undecided_items(fake_judge: Fa
         decided = await reward.ascore_detailed(["so \\boxed{4}"], solution=["4"], question=[YES])
         assert fake_judge.requests == 0
         undecided = await reward.ascore_detailed(
-            ["so \\boxed{4}", "It is four."],
+            ["so \\boxed{4}", "It is as many as the legs of a dog."],
             solution=["4", "4"],
             question=[YES, YES],
         )
-        engine = await ascore_batch([reward], ["It is five."], {"solution": ["4"], "question": [NO]})
+        engine = await ascore_batch(
+            [reward], ["It is as many as the fingers on a hand."], {"solution": ["4"], "question": [NO]}
+        )
         return decided, undecided, engine
 
     decided, undecided, engine = asyncio.run(main())
@@ -160,7 +169,7 @@ def test_stats_count_the_paths(fake_judge: FakeJudge) -> None:
     reward = rewardkit.get("math_or_judge")
     before = reward.stats()
     reward(
-        ["so \\boxed{4}", "It is four.", "It is four?"],
+        ["so \\boxed{4}", "It is as many as the legs of a dog.", "It is as many as the legs of a dog?"],
         solution=["4"] * 3,
         question=[YES, YES, "NOSCORE"],
     )
@@ -226,7 +235,11 @@ def test_through_the_service_within_the_policy(fake_judge: FakeJudge, tmp_path: 
             NO,
         ],
     }
-    completions = ["so \\boxed{4}", "It is four.", "It is five."]
+    completions = [
+        "so \\boxed{4}",
+        "It is as many as the legs of a dog.",
+        "It is as many as the fingers on a hand.",
+    ]
 
     def score(func: Any) -> httpx.Response:
         body = {"funcs": [func], "completions": completions, "columns": columns}
