@@ -91,7 +91,7 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "expected": 1.0,
     },
     "math_or_judge": {
-        "completion": "It is four.",  # no answer the rule reads: the judge decides
+        "completion": "It is as many as the legs of a dog.",  # no answer the rule reads: the judge decides
         "columns": {"solution": "4", "question": "What is 2 + 2? SCORE:10"},  # the fake judge: [[10]]
         "expected": 1.0,
     },
