@@ -101,10 +101,11 @@ expected) cases; ``bench/verdicts.py`` measures agreement on every labelled dev 
 
 One module, one job: :mod:`~rewardkit.verify.normalise` (answer text to a canonical form),
 :mod:`~rewardkit.verify.fastpath` (exact decisions without SymPy), :mod:`~rewardkit.verify.guards` (answers
-refused before SymPy), :mod:`~rewardkit.verify.pool` (the math verifier: dedup, verdict cache, what goes to
-the workers), :mod:`~rewardkit.verify.host` (the worker host process, started with ``python -m
-rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.worker` (what runs in a worker:
-Math-Verify's parse, the numeric check, verify).
+refused before SymPy), :mod:`~rewardkit.verify.rows` (one row read: gold, answer, choice, fast paths and
+guards; run in the workers for a large batch), :mod:`~rewardkit.verify.pool` (the math verifier: dedup,
+verdict cache, what goes to the workers), :mod:`~rewardkit.verify.host` (the worker host process,
+started with ``python -m rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.worker` (what
+runs in a worker: Math-Verify's parse, the numeric check, verify).
 """
 
 from rewardkit.verify.pool import (
