@@ -152,10 +152,15 @@ _NAMED = re.compile(
     # a bare letter that ends the sentence as what it "is": "the equilibrium count is C."
     r"|(?:\b(?:is|are|be)|:)[ \t]+\(?([A-Z])\)?[ \t]*[.!。]?\s*$"
 )
+# words that make a sentence a guess rather than a choice: "Maybe it is D.", "It could be B or it could be C."
+_HEDGE = re.compile(
+    r"\b(?:maybe|might|could|perhaps|possibly|either|not sure|unsure|guess|any of them|one of them)\b",
+    re.IGNORECASE,
+)
 _LAST_SENTENCE = re.compile(r"[^.!?。\n]*[.!?。]?\s*$")
 # A line that states nothing but an answer ("The answer is (H).", "**Answer: B**").
 _ANSWER_ONLY_LINE = re.compile(
-    r"[*#\s]*(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is\s*:?|:)\s*[*(\[]*(?-i:[A-Z])[)\]*.\s]*",
+    r"[*#\s]*(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is\s*:?|:)\s*[*(\[]*(?-i:([A-Z]))[)\]*.\s]*",
     re.IGNORECASE,
 )
 MIN_ANSWER_RUN = 3  # this many answer-only lines in a row end a completion as a loop, not as a choice
@@ -172,12 +177,15 @@ def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | Non
     ...                                                  "Not B) water", "It is not soup.")]
     ['C', 'A', None, None]
     """
+    lines = [line.strip().strip("*").strip() for line in text.rstrip().split("\n") if line.strip()]
+    if len(lines) > 1 and all(_LABELLED.match(line) for line in lines[-2:]):
+        return None  # "A) soup\nB) water\n...": the options listed, none chosen
     labelled = _labelled_last_line(text, options)  # first: an option's own text may say "not"
     if labelled is not None:
         return labelled
     sentence = _LAST_SENTENCE.search(text.rstrip()[-600:])
-    if sentence is None:
-        return None
+    if sentence is None or _HEDGE.search(sentence.group(0)):
+        return None  # "Maybe it is D.", "It could be B or C."
     letters = {next(g for g in m.groups() if g) for m in _NAMED.finditer(sentence.group(0))}
     letters &= set(options)
     if letters:
@@ -226,31 +234,50 @@ def _labelled_last_line(text: str, options: Mapping[str, str]) -> str | None:
 _LEADING_YES_NO = re.compile(r"""[\s*#"']*(yes|no)\b(?=[*"']*(?:\s*[,.!;:]|\s*$))""", re.IGNORECASE)
 
 
+_TAKEN_BACK = re.compile(
+    r"\b(?:actually|wait|however|on second thought|correction|let me (?:check|re-?check|reconsider))\b",
+    re.IGNORECASE,
+)
+
+
 def _leading_yes_no(text: str, options: Mapping[str, str]) -> str | None:
     """The Yes or No option when the text opens with that word (``Yes, the bus is behind the car.``), as
     models answer a yes/no question and as yes/no benchmarks read them (MME reads the first word); only for
-    options that include both Yes and No, and only when nothing later named an option."""
+    options that include both Yes and No, and only when nothing later named an option, the other word
+    never stands alone, and the text neither hedges nor takes it back (``Yes. Or no.``, ``Yes, let me
+    check. Actually, ...``)."""
     letters = {_plain(option): letter for letter, option in options.items()}
     if "yes" not in letters or "no" not in letters:
         return None
     match = _LEADING_YES_NO.match(text)
-    return letters[match.group(1).casefold()] if match is not None else None
+    if match is None or _HEDGE.search(text) or _TAKEN_BACK.search(text):
+        return None
+    word = match.group(1).casefold()
+    other = "no" if word == "yes" else "yes"
+    if re.search(rf"\b{other}\b", text[match.end() :], re.IGNORECASE):
+        return None
+    return letters[word]
 
 
 def _before_answer_loop(text: str) -> str:
-    """``text`` up to the first of the answer-only lines that end it when there are at least
-    :data:`MIN_ANSWER_RUN` of them: a model that states its answer and then keeps writing "The answer is
-    (H)." lines (the few-shot examples' answers, then its own again) chose the first; a single line, or
-    answers with reasoning between them, are left to the several-choices rule."""
+    """``text`` up to the first of the answer-only lines that end it, when there are at least
+    :data:`MIN_ANSWER_RUN` of them and the first answer comes back among them: a model that states its
+    answer and then keeps writing "The answer is (H)." lines (the few-shot examples' answers, then its own
+    again) chose the first, so such a loop pays no more than that one answer. Answer lines that never
+    return to the first list options (left to the several-choices rule), and so do answers with reasoning
+    between them."""
     lines = text.rstrip().split("\n")
-    first, run = len(lines), 0
+    first, letters = len(lines), list[str]()
     for i in range(len(lines) - 1, -1, -1):
         if not lines[i].strip():
             continue
-        if _ANSWER_ONLY_LINE.fullmatch(lines[i]) is None:
+        match = _ANSWER_ONLY_LINE.fullmatch(lines[i])
+        if match is None:
             break
-        first, run = i, run + 1
-    return "\n".join(lines[: first + 1]) if run >= MIN_ANSWER_RUN else text
+        first = i
+        letters.insert(0, match.group(1))
+    looped = len(letters) >= MIN_ANSWER_RUN and letters[0] in letters[1:]
+    return "\n".join(lines[: first + 1]) if looped else text
 
 
 def chosen_letter(

@@ -14,7 +14,7 @@ _HASHES = re.compile(r"####[ \t]*([^\n]*)")
 _ANSWER_WORD = (
     r"final[ \t]+answer|answer|a|r[ée]ponse(?:[ \t]+finale)?|respuesta(?:[ \t]+final)?"
     r"|resposta(?:[ \t]+final)?|risposta(?:[ \t]+finale)?|antwort|ответ|پاسخ|جواب|الإجابة"
-    r"|答案|最终答案|回答|解答|정답|답|उत्तर"
+    r"|答案|最终答案|정답|답|उत्तर"
 )
 _ANSWER_LINE = re.compile(
     rf"^[ \t*#]*(?:{_ANSWER_WORD})[ \t*]*[:：][ \t*]*(.*)$", re.MULTILINE | re.IGNORECASE

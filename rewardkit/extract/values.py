@@ -92,7 +92,8 @@ def value_like(text: str) -> bool:
 
 # words that make the value near them something other than the answer: "not 7", "less than 7", "at least 7"
 QUALIFIED = re.compile(
-    r"\b(?:not|never|cannot|can't|isn't|wasn't|aren't|won't|no longer|less than|more than|greater than|"
+    r"\b(?:not|never|cannot|can[’']t|isn[’']t|wasn[’']t|aren[’']t|won[’']t|don[’']t|doesn[’']t|didn[’']t"
+    r"|no longer|less than|more than|greater than|"
     r"fewer than|smaller than|larger than|at least|at most|instead of|rather than|except|other than|"
     r"neither|nor|excluding|besides)\b",
     re.IGNORECASE,
@@ -165,6 +166,9 @@ def sentence_answer(text: str) -> str | None:
 _LIST_JOIN = re.compile(r"[\s,;]*(?:(?:or|and|nor)\b[\s,;]*)?", re.IGNORECASE)
 
 
+_BECAUSE = re.compile(r"\b(?:since|because|as|for|when|if|given|then)\b", re.IGNORECASE)
+
+
 def _qualified(text: str, values: list[tuple[int, int, str]]) -> bool:
     """The last of ``values`` (read in ``text``) is negated or bounded: a qualifier (``not``, ``at least``,
     ...) stands in it or after it, or bounds it from before. A qualifier bounds the first value after it
@@ -175,6 +179,8 @@ def _qualified(text: str, values: list[tuple[int, int, str]]) -> bool:
         return True
     bounded = -1  # the index of the last value the qualifiers bound
     for qualifier in QUALIFIED.finditer(text, 0, start):
+        if _BECAUSE.search(text, qualifier.end(), start):
+            return True  # "x cannot be 3 since then the denominator is 0": a reason, not a new answer
         first = next((i for i, v in enumerate(values) if v[0] >= qualifier.end()), None)
         if first is None:
             continue
@@ -208,7 +214,12 @@ _NUMBER_WORDS = {
     )
     if word != "_"
 }
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+# a number word inside a larger one is no count: "twenty-three", "two hundred", "two thirds"
+_NUMBER_WORD = re.compile(
+    r"(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")(?![\w-])"
+    r"(?!\s+(?:hundred|thousand|million|billion|trillion|halves|thirds|quarters|\w+ths)\b)",
+    re.IGNORECASE,
+)
 
 
 def _number_words(sentence: str) -> list[tuple[int, int, str]]:
