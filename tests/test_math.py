@@ -294,6 +294,7 @@ def test_a_large_batch_is_read_in_the_workers_as_it_is_read_here(monkeypatch: py
 
     rows = [ROW_KINDS[i % len(ROW_KINDS)] for i in range(200)]
     reward = rewardkit.get("math", workers=2, timeout_s=5.0)
+    assert reward.ready(60)  # rows are sent to a host that is up, never to one starting
     read_here: list[int] = []
 
     def counted(chunk: Any, *args: Any) -> Any:
@@ -322,6 +323,7 @@ def test_rows_no_worker_read_are_read_here(monkeypatch: pytest.MonkeyPatch) -> N
     ] * 30
     verifier = MathVerifier(workers=2, memory_mb=1024, overdue_slots=0)
     try:
+        assert verifier.ready(60)
         real = MathVerifier._read_remotely
         halves: list[int] = []
 
@@ -350,3 +352,146 @@ def test_the_deadline_holds_while_the_workers_read() -> None:
         reward.score_detailed(["\\boxed{5}"] * len(golds), solution=golds)
     elapsed = time.monotonic() - start
     assert elapsed < 2.0 + 1.0, f"504 after {elapsed:.1f} s for a 2 s deadline"
+
+
+# Rows that never need SymPy: one of each way, as (solution, text, options) rows for read_many.
+PLAIN_ROWS: list[tuple[Any, Any, Any]] = [
+    ("5", "\\boxed{5}", None),
+    ("5", "no answer here", None),
+    ("B", "The answer is (B).", ["1", "2", "3"]),
+    ("12 m", "\\boxed{12 cm}", None),
+    (None, "\\boxed{5}", None),
+]
+HOW = ("standard", 0.0, 1000)
+
+
+@pytest.mark.timeout(30)
+def test_a_large_batch_never_waits_for_a_cold_host() -> None:
+    from rewardkit.core import deadline
+    from rewardkit.verify.rows import read_rows
+
+    rows = PLAIN_ROWS * 20
+    verifier = MathVerifier(workers=2, overdue_slots=0)
+    try:
+        start = time.monotonic()
+        with deadline(1.0):  # was DeadlineExceeded ("100 rows unread"): it waited for the host to start
+            read = verifier.read_many(rows, mode="standard", rel_tol=0.0, max_chars=1000)
+        assert time.monotonic() - start < 1.0
+        assert read == read_rows(rows, *HOW)
+        assert not verifier._host.running()  # no host was started to read rows
+    finally:
+        verifier.close()
+
+
+class _ReadingHost:
+    """A running host whose workers read every other chunk sent; the others come back unread (as a chunk
+    that overran its limit does), counted as the host counts them."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def running(self) -> bool:
+        return True
+
+    def call(self, kind: str, chunks: list[bytes], how: Any, *, start: bool = True) -> Any:
+        import pickle
+
+        from rewardkit.verify.rows import read_rows
+
+        assert kind == "read" and not start  # a read never starts a host
+        self.sent += [row for chunk in chunks for row in pickle.loads(chunk)]
+        read = [
+            None if k % 2 else pickle.dumps(read_rows(pickle.loads(c), *how)) for k, c in enumerate(chunks)
+        ]
+        return "ok", read, {"read_failed": sum(blob is None for blob in read)}
+
+
+@pytest.mark.timeout(30)
+def test_rows_that_do_not_pickle_or_are_large_are_read_here_and_unread_chunks_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    from rewardkit.verify import pool
+    from rewardkit.verify.rows import read_rows
+
+    locked = ("B", "(B)", ["1", threading.Lock()])  # a plugin's choices: was TypeError: cannot pickle
+    wide = ("B", "(B)", ["x" * 40_000, "y" * 40_000])  # 80,000 characters of options: was sent
+    rows = PLAIN_ROWS * 20 + [locked, wide]
+    verifier = MathVerifier(workers=2, overdue_slots=0)
+    host = _ReadingHost()
+    monkeypatch.setattr(verifier, "_host", host)
+    assert verifier.read_many(rows, mode="standard", rel_tol=0.0, max_chars=1000) == read_rows(rows, *HOW)
+    assert len(host.sent) == 100 and locked not in host.sent and wide not in host.sent
+    assert verifier.stats["read_failed"] >= 1  # the chunks that came back unread, read here
+    # a value that slips past the check and does not pickle: its chunk is read here, the others are sent
+    monkeypatch.setattr(pool, "_sendable", lambda row: True)
+    host.sent.clear()
+    assert verifier.read_many(rows, mode="standard", rel_tol=0.0, max_chars=1000) == read_rows(rows, *HOW)
+    assert 0 < len(host.sent) < len(rows) and locked not in host.sent
+
+
+class _Pool:
+    """The host's main pool, stood in for: each task is queued (no worker free), running (never ends),
+    overran (its limit) or read, in turn; the limits it was given are kept."""
+
+    def __init__(self, *states: str) -> None:
+        self.states = states
+        self.limits: list[float | None] = []
+        self.futures: list[Any] = []
+
+    def schedule(self, function: Any, args: Any = (), timeout: float | None = None) -> Any:
+        from pebble import ProcessFuture
+
+        future: Any = ProcessFuture()
+        state = self.states[len(self.futures) % len(self.states)]
+        if state != "queued":
+            future.set_running_or_notify_cancel()
+        if state == "overran":
+            future.set_exception(TimeoutError())
+        elif state == "read":
+            future.set_result(b"rows")
+        self.limits.append(timeout)
+        self.futures.append(future)
+        return future
+
+
+def _scheduler(main: _Pool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from rewardkit.verify.host import Scheduler
+
+    monkeypatch.setattr(Scheduler, "_start_pools", lambda self: None)  # the test says when they are up
+    monkeypatch.setattr(Scheduler, "pool", lambda self, kind="main": main)
+    return Scheduler(2, 0, 0)
+
+
+@pytest.mark.timeout(30)
+def test_a_read_request_has_one_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    main = _Pool("running")
+    scheduler = _scheduler(main, monkeypatch)
+    threading.Timer(0.3, scheduler._up.set).start()
+    start = time.monotonic()  # pools still starting: the caller reads (was: 0.3 s for them + 0.5 s more)
+    assert scheduler.read([b"chunk"] * 2, HOW, 0.5)[0] == "cold"
+    assert time.monotonic() - start < 0.2
+    assert scheduler._up.wait(5)
+    start = time.monotonic()
+    assert scheduler.read([b"chunk"] * 2, HOW, 0.5)[0] == "deadline"
+    assert 0.5 <= time.monotonic() - start < 0.8
+    assert all(future.cancelled() for future in main.futures)
+    assert main.limits and max(main.limits) <= 0.5  # a chunk's limit is no longer than the request had
+
+
+@pytest.mark.timeout(30)
+def test_chunks_no_worker_takes_up_or_that_overran_go_back_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rewardkit.verify import host
+
+    monkeypatch.setattr(host, "READ_TAKEN_S", 0.1)
+    busy = _scheduler(_Pool("queued"), monkeypatch)
+    busy._up.set()
+    start = time.monotonic()  # every worker busy with other requests: the caller reads (was: waits 2 s)
+    assert busy.read([b"chunk"] * 3, HOW, 2.0) == ("ok", [None] * 3, {"read_failed": 3})
+    assert time.monotonic() - start < 1.0
+    mixed = _scheduler(_Pool("read", "overran"), monkeypatch)
+    mixed._up.set()
+    assert mixed.read([b"chunk"] * 2, HOW, 2.0) == ("ok", [b"rows", None], {"read_failed": 1})

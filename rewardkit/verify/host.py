@@ -50,6 +50,7 @@ Pair = tuple[str, str]  # (gold, prediction), both canonical
 STUCK_AFTER_S = 5.0  # a host that has not answered this long after the deadline is taken for stuck
 POOL_START_S = 120.0  # the longest a pool's start is waited for
 READ_TIMEOUT_S = 30.0  # a chunk of rows not read in this long is read by the caller (reading is linear)
+READ_TAKEN_S = 0.5  # a read no worker has taken up by then (the pool is busy) is left to the caller
 
 
 class HostGone(RuntimeError):
@@ -119,12 +120,30 @@ class WorkerHost:
             raise HostGone(f"the math worker host did not start (exit code {code})")
         return line
 
-    def call(self, kind: str, *args: Any) -> Any:
+    def running(self) -> bool:
+        """A host is up and reachable now (nothing is started or waited for)."""
+        proc = self._proc
+        return proc is not None and proc.poll() is None and self._address is not None
+
+    def _running(self) -> tuple[subprocess.Popen[bytes], str, bytes]:
+        """The running host, or :class:`HostGone` at once when there is none (or one is starting)."""
+        if not self._lock.acquire(blocking=False):
+            raise HostGone("the math worker host is starting")
+        try:
+            proc, address = self._proc, self._address
+            if proc is None or proc.poll() is not None or address is None:
+                raise HostGone("no math worker host is running")
+            return proc, address, self._key
+        finally:
+            self._lock.release()
+
+    def call(self, kind: str, *args: Any, start: bool = True) -> Any:
         """Send one request, ``(kind, *args, seconds left before the request's deadline)``, and wait for
         its answer. A host that died is started again once, and the second attempt gets what is left of
-        the deadline then, not the whole of it again."""
+        the deadline then, not the whole of it again. With ``start=False`` no host is started or waited
+        for: :class:`HostGone` when none is running, or when it fails."""
         for attempt in (1, 2):
-            proc, address, key = self._start()
+            proc, address, key = self._start() if start else self._running()
             left = remaining_s()
             if left is not None and left <= 0.0:
                 raise DeadlineExceeded("math: the request deadline passed before the worker host answered")
@@ -138,7 +157,7 @@ class WorkerHost:
                     return connection.recv()
             except (OSError, EOFError) as exc:
                 self._forget(proc)
-                if attempt == 2:
+                if attempt == 2 or not start:
                     raise HostGone(f"the math worker host is gone: {exc}") from None
         raise AssertionError("unreachable")
 
@@ -296,28 +315,41 @@ class Scheduler:
         self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None
     ) -> tuple[str, list[bytes | None], dict[str, int]]:
         """Rows read (:func:`rewardkit.verify.rows.read_rows`), a pickled chunk a task on the main pool:
-        ``("ok", [each chunk's rows read, pickled; None for one that failed or overran READ_TIMEOUT_S],
-        counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (its tasks are
-        cancelled)."""
+        ``("ok", [each chunk's rows read, pickled, or None], counters)``, ``("cold", [], counters)`` at
+        once while the pools are starting, or ``("deadline", [], counters)`` when ``deadline_s`` passed
+        (its tasks are cancelled). The caller reads what comes back unread itself (``read_failed``
+        counts those chunks): one that failed, overran ``READ_TIMEOUT_S`` or what was left of the
+        deadline, or that no worker took up within ``READ_TAKEN_S`` (every one busy)."""
         counters = {"read_failed": 0}
-        if not self._up.wait(deadline_s):
-            return "deadline", [], counters
+        if not self._up.is_set():  # the caller reads faster than the pools start
+            return "cold", [], counters
+        now = time.monotonic()
+        end = None if deadline_s is None else now + deadline_s  # the one end of the whole request
+        limit = READ_TIMEOUT_S if deadline_s is None else max(0.001, min(READ_TIMEOUT_S, deadline_s))
         main = self.pool("main")
-        futures = [
-            main.schedule(_worker_read, args=(chunk, *how), timeout=READ_TIMEOUT_S) for chunk in chunks
-        ]
-        done, waiting = wait(futures, timeout=deadline_s)
-        if waiting:  # the request's deadline: stop its work, free the workers
-            for future in futures:
-                future.cancel()
-            return "deadline", [], counters
+        futures = [main.schedule(_worker_read, args=(chunk, *how), timeout=limit) for chunk in chunks]
+        taken_by = now + READ_TAKEN_S
+        waiting: set[Future[bytes]] = set(futures)
+        while waiting:
+            now = time.monotonic()
+            if end is not None and now >= end:  # the request's deadline: stop its work, free the workers
+                for future in futures:
+                    future.cancel()
+                return "deadline", [], counters
+            if now >= taken_by and not any(f.running() or f.done() for f in futures):
+                for future in waiting:  # every worker busy with other work: the caller reads these
+                    if not future.running():  # (cancelling a running one would kill its worker)
+                        future.cancel()
+                waiting = {f for f in waiting if not f.cancelled()}  # wait() counts them done later
+            stops = [t for t in (end, taken_by) if t is not None and t > now]
+            waiting = wait(waiting, timeout=min(stops) - now if stops else None)[1]
         read: list[bytes | None] = []
         for future in futures:
             try:
-                read.append(future.result())
-            except Exception:  # the caller reads these rows itself
-                counters["read_failed"] += 1
+                read.append(None if future.cancelled() else future.result())
+            except Exception:  # failed or overran its limit
                 read.append(None)
+            counters["read_failed"] += read[-1] is None
         return "ok", read, counters
 
 

@@ -2,8 +2,9 @@
 
 A reward's rows are read first (:meth:`MathVerifier.read_many`, :mod:`rewardkit.verify.rows`: the gold,
 the answer, what is decided without SymPy): in the worker host's workers, a chunk of rows a task, for a
-batch of ``READ_REMOTE_ROWS`` rows or more, so that this process's share of a batch runs in parallel too;
-here for a smaller batch, a long row, or a chunk no worker read. Then the order of work for its pairs:
+batch of ``READ_REMOTE_ROWS`` rows or more once the host is up, so that this process's share of a batch
+runs in parallel too; here for a smaller batch, a long row, or a chunk no worker read (never waiting for a
+host or its pools to start). Then the order of work for its pairs:
 
 1. dedup: identical pairs are judged once; an LRU keeps verdicts across batches, keyed by the pairs'
    digests (16 bytes, however long the gold) and bounded in bytes as well as in count;
@@ -28,7 +29,8 @@ import importlib.util
 import os
 import pickle
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, Explained, Verdict, check_deadline, deadline
@@ -129,6 +131,7 @@ class MathVerifier:
             "timeouts": 0,
             "spilled": 0,
             "retried": 0,
+            "read_failed": 0,  # chunks of rows sent to the workers that came back unread (read here)
         }
 
     # -- the worker host (a helper process that owns the pools; see rewardkit.verify.host)
@@ -161,8 +164,9 @@ class MathVerifier:
         self, rows: Sequence[tuple[Any, str | None, Any]], *, mode: str, rel_tol: float, max_chars: int
     ) -> list[Verdict | Explained | Pending]:
         """:func:`~rewardkit.verify.rows.read_rows` of ``(solution, text, options)`` rows: in chunks on the
-        host's workers when the batch is large (and the pool has several), here otherwise, and here too
-        for rows a worker could not read (a chunk that failed, a host that is gone). Raises
+        host's workers when the batch is large, the pool has several and the host is up, here otherwise,
+        and here too for rows a worker did not read (a chunk that failed or did not pickle, pools still
+        starting or busy, a host that is gone): never waits for a host. Raises
         :class:`~rewardkit.core.DeadlineExceeded` when the request's deadline passes."""
         out: list[Verdict | Explained | Pending | None] = [None] * len(rows)
         sent = [i for i, row in enumerate(rows) if _sendable(row)] if self._reads_remotely(len(rows)) else []
@@ -182,7 +186,7 @@ class MathVerifier:
         return [one for one in out if one is not None]
 
     def _reads_remotely(self, rows: int) -> bool:
-        return self.workers > 1 and rows >= READ_REMOTE_ROWS
+        return self.workers > 1 and rows >= READ_REMOTE_ROWS and self._host.running()
 
     def _read_remotely(
         self,
@@ -194,17 +198,24 @@ class MathVerifier:
     ) -> list[list[Verdict | Explained | Pending] | None]:
         """Each chunk's rows read by a worker, or ``None`` for a chunk no worker read. A chunk travels
         pickled once, here, and its rows read come back pickled once, in the worker: the host passes the
-        bytes on without reading them."""
-        payload = [pickle.dumps([rows[i] for i in chunk], pickle.HIGHEST_PROTOCOL) for chunk in chunks]
+        bytes on without reading them. A chunk that does not pickle stays here; so does every chunk when
+        the host is not running, its pools are starting or the request's deadline passed (reading here
+        then raises :class:`~rewardkit.core.DeadlineExceeded`)."""
+        blobs = [_pickled([rows[i] for i in chunk]) for chunk in chunks]
+        sent = [k for k, blob in enumerate(blobs) if blob is not None]
+        out: list[list[Verdict | Explained | Pending] | None] = [None] * len(chunks)
+        if not sent:
+            return out
+        how = (mode, rel_tol, max_chars)
         try:
-            status, read, _ = self._host.call("read", payload, (mode, rel_tol, max_chars))
+            status, read, counters = self._host.call("read", [blobs[k] for k in sent], how, start=False)
         except HostGone:
-            return [None] * len(chunks)
-        if status == "deadline":
-            raise DeadlineExceeded(f"math: {len(rows)} rows unread")
-        if status != "ok" or len(read) != len(chunks):
-            return [None] * len(chunks)
-        return [None if blob is None else pickle.loads(blob) for blob in read]
+            return out
+        if status == "ok" and len(read) == len(sent):
+            self._count("read_failed", counters.get("read_failed", 0))
+            for k, blob in zip(sent, read, strict=True):
+                out[k] = None if blob is None else pickle.loads(blob)
+        return out
 
     # -- judging
     def verify_many(
@@ -281,13 +292,35 @@ class MathVerifier:
 
 
 def _sendable(row: tuple[Any, str | None, Any]) -> bool:
-    """A row worth sending to a worker: plain values (what pickles cheaply and as it is), not too long."""
+    """A row worth sending to a worker: plain values of the built-in types (what pickles as it is, and
+    cheaply), ``READ_REMOTE_CHARS`` at most together, the options' texts counted too."""
     solution, text, options = row
-    if not isinstance(solution, str | int | float | None) or not isinstance(
-        options, str | list | dict | None
-    ):
-        return False
-    return len(text or "") + (len(solution) if isinstance(solution, str) else 0) <= READ_REMOTE_CHARS
+    parts: Iterable[Any] = [options]
+    if type(options) is dict:
+        parts = chain(options.keys(), options.values())
+    elif type(options) is list:
+        parts = options
+    size = len(text or "")
+    for part in chain([solution], parts):
+        kind = type(part)
+        if kind is str:
+            size += len(part)
+        elif kind is int:
+            size += part.bit_length() // 8
+        elif kind not in (float, bool, type(None)):
+            return False
+        size += 1  # an empty text or a number costs something too
+        if size > READ_REMOTE_CHARS:
+            return False
+    return True
+
+
+def _pickled(rows: list[tuple[Any, str | None, Any]]) -> bytes | None:
+    """A chunk of rows pickled, or ``None`` for one that does not pickle (it is read here)."""
+    try:
+        return pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a value pickle refuses (a lock, a local class) or nests too deep
+        return None
 
 
 _verifiers: dict[tuple[int, int], MathVerifier] = {}
