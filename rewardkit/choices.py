@@ -170,17 +170,17 @@ def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | Non
     """The one option the final sentence names: as ``(D)``, ``option D``, ``选项是D`` or a letter it ends on
     after "is" (``In the figure above, the greatest angle is (D).``, ``so the count is C.``); else the
     option whose text ends it (:func:`_option_ending`). A labelled option on the last line comes first
-    (:func:`_labelled_last_line`). None when it names several or negates (``not (D)``).
+    (:func:`_labelled`). None when it names several or negates (``not (D)``).
 
     >>> options = read_choices(["soup", "water", "buns"])
     >>> [_named_in_final_sentence(t, options) for t in ("So the food is C.", "It is a bowl of soup.",
     ...                                                  "Not B) water", "It is not soup.")]
     ['C', 'A', None, None]
     """
-    lines = [line.strip().strip("*").strip() for line in text.rstrip().split("\n") if line.strip()]
-    if len(lines) > 1 and all(_LABELLED.match(line) for line in lines[-2:]):
+    lines = [line.strip().strip("*").strip() for line in text.rstrip().split("\n") if line.strip()][-2:]
+    if len(lines) > 1 and all(_LABELLED.match(line) for line in lines):
         return None  # "A) soup\nB) water\n...": the options listed, none chosen
-    labelled = _labelled_last_line(text, options)  # first: an option's own text may say "not"
+    labelled = _labelled(lines[-1], options) if lines else None  # first: an option's text may say "not"
     if labelled is not None:
         return labelled
     sentence = _LAST_SENTENCE.search(text.rstrip()[-600:])
@@ -200,9 +200,9 @@ def _option_ending(sentence: str, options: Mapping[str, str]) -> str | None:
     the longest such text, when one option's is; options that are numbers or one character are left to
     the value readers."""
     plain = _plain(sentence)
+    texts = {letter: _plain(option) for letter, option in options.items()}
     found: dict[str, list[str]] = {}
-    for letter, option in options.items():
-        text = _plain(option)
+    for letter, text in texts.items():
         if len(text) < 2 or not any(c.isalpha() for c in text) or not plain.endswith(text):
             continue
         before = plain[: len(plain) - len(text)]
@@ -214,16 +214,15 @@ def _option_ending(sentence: str, options: Mapping[str, str]) -> str | None:
     before = plain[: len(plain) - len(longest)]
     if _QUALIFIED.search(before):
         return None  # "It is not soup." (the option's own words may say "not")
-    others = (_plain(o) for o in options.values() if _plain(o) != longest)
+    others = (text for text in texts.values() if text != longest)
     if any(len(o) > 1 and re.search(rf"(?<!\w){re.escape(o)}(?!\w)", before) for o in others):
         return None  # "(C) Yes (D) No": it lists the options
     letters = found[longest]
     return letters[0] if len(letters) == 1 else None
 
 
-def _labelled_last_line(text: str, options: Mapping[str, str]) -> str | None:
-    """The option the last line states as a labelled option whose text agrees (``B) Does Linda's ...``)."""
-    line = text.rstrip().rsplit("\n", 1)[-1].strip().strip("*").strip()
+def _labelled(line: str, options: Mapping[str, str]) -> str | None:
+    """The option ``line`` states as a labelled option whose text agrees (``B) Does Linda's ...``)."""
     match = _LETTER.match(line)
     if match is None or _LABELLED.match(line) is None or match.group(1) not in options:
         return None
