@@ -138,21 +138,11 @@ def _choice(
 
 
 def read_row(
-    solution: Any,
-    text: str | None,
-    options_value: Any,
-    *,
-    mode: str,
-    rel_tol: float,
-    max_chars: int,
-    gold: str | None = None,
+    gold: str, text: str | None, options_value: Any, *, mode: str, rel_tol: float, max_chars: int
 ) -> Verdict | Explained | Pending:
-    """One row read: a verdict, or the pair the verifier judges. ``solution`` is no container or bytes
-    (the caller refused those); ``text`` is the completion's text (``None``: no text in it); ``gold``, when
-    given, is ``gold_answer(solution)`` already read."""
-    gold = gold_answer(solution) if gold is None else gold
-    if gold is None:
-        return Verdict(None, "missing_solution")
+    """One row read: a verdict, or the pair the verifier judges. ``gold`` is the row's gold as
+    :func:`~rewardkit.extract.gold_answer` read it; ``text`` is the completion's text (``None``: no text in
+    it)."""
     if text is None:
         return Explained(0.0, "invalid_completion", {"gold": gold})
     answer, reason = math_answer(text, mode=mode)
@@ -194,15 +184,14 @@ def read_rows(
     for solution, text, options_value in rows:
         if before_each is not None:
             before_each()
-        if type(solution) is str:
-            gold = golds[solution] if solution in golds else golds.setdefault(solution, gold_answer(solution))
-        else:
+        if type(solution) is not str:
             gold = gold_answer(solution)
+        elif solution in golds:
+            gold = golds[solution]
+        else:
+            gold = golds[solution] = gold_answer(solution)
         if gold is None:
             out.append(Verdict(None, "missing_solution"))
             continue
-        read = read_row(
-            solution, text, options_value, mode=mode, rel_tol=rel_tol, max_chars=max_chars, gold=gold
-        )
-        out.append(read)
+        out.append(read_row(gold, text, options_value, mode=mode, rel_tol=rel_tol, max_chars=max_chars))
     return out
