@@ -104,7 +104,8 @@ One module, one job: :mod:`~rewardkit.verify.normalise` (answer text to a canoni
 refused before SymPy), :mod:`~rewardkit.verify.rows` (one row read: gold, answer, choice, fast paths and
 guards; run in the workers for a large batch), :mod:`~rewardkit.verify.pool` (the math verifier: dedup,
 verdict cache, what goes to the workers), :mod:`~rewardkit.verify.host` (the worker host process,
-started with ``python -m rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.worker` (what
+started with ``python -m rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.plan` (which
+pairs go in a task, in what order), :mod:`~rewardkit.verify.worker` (what
 runs in a worker: Math-Verify's parse, the numeric check, verify).
 """
 

@@ -8,8 +8,9 @@ a private folder, with an authentication key passed on stdin) to talk to it, a `
 preloads Math-Verify so a killed worker is replaced in milliseconds, and pebble pools for hard time limits.
 The host exits when its parent does (its stdin closes).
 
-In the host, each batch runs on the main pool, one pair per worker, so nothing ever waits behind a stuck
-worker (and nothing has to be cancelled: pebble cancels by killing). While main workers are stuck on pairs
+In the host, each batch runs on the main pool, one task a worker in flight, so nothing ever waits behind a
+stuck worker (and nothing has to be cancelled: pebble cancels by killing). A task is one risky pair, or
+several pairs sharing a gold within one soft limit (:mod:`rewardkit.verify.plan`). While main workers are stuck on pairs
 past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by about their
 own hard limit, while normal work keeps its warm caches on the main pool. Both pools start with the host, so
 no batch waits for them. A pair whose worker died under it runs once more before it is ``worker_crashed``
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, remaining_s
-from rewardkit.verify.guards import risk
+from rewardkit.verify.plan import Plan
 
 __all__ = ["HostGone", "WorkerHost"]
 
@@ -271,42 +272,50 @@ class Scheduler:
         # The soft alarm fires a little before the hard kill; "never" is a day, far past any hard limit.
         soft = max(timeout_s - 0.2, timeout_s * 0.8) if soft_timeouts else 86_400.0
         slow_after = min(0.5, timeout_s / 4)
-        # Riskiest first: a slow pair started early overlaps the rest of the batch instead of adding its
-        # whole time limit at the end. (queue.pop() takes from the end.)
-        queue = sorted(range(len(pairs)), key=lambda i: risk(pairs[i][1]))
-        on_main: dict[Future[Result], int] = {}
-        on_spill: dict[Future[Result], int] = {}
-        started: dict[Future[Result], float] = {}
+        plan = Plan(pairs, self.workers, grouped=soft_timeouts)  # see rewardkit.verify.plan
+        on_main: dict[Future[Any], list[int]] = {}
+        on_spill: dict[Future[Any], list[int]] = {}
+        started: dict[Future[Any], float] = {}
         results: dict[int, Result] = {}
         retried: set[int] = set()
 
-        def submit(pool: Any, i: int) -> Future[Result]:
-            return pool.schedule(_worker_check, args=(*pairs[i], soft), timeout=timeout_s)  # type: ignore[no-any-return]
+        def submit(pool: Any, task: list[int]) -> Future[Any]:
+            if len(task) == 1:
+                return pool.schedule(_worker_check, args=(*pairs[task[0]], soft), timeout=timeout_s)  # type: ignore[no-any-return]
+            return pool.schedule(  # type: ignore[no-any-return]
+                _worker_check_many, args=([pairs[i] for i in task], soft), timeout=timeout_s
+            )
 
-        while queue or on_main or on_spill:
-            while queue and len(on_main) < self.workers:
-                i = queue.pop()
-                on_main[submit(main, i)] = i
+        while plan or on_main or on_spill:
+            while plan and len(on_main) < self.workers:
+                task = plan.next()
+                on_main[submit(main, task)] = task
             now = time.monotonic()
             for future in on_main:
                 started.setdefault(future, now)
-            if queue and any(now - started[f] > slow_after for f in on_main):
-                while queue and len(on_spill) < self.overdue_slots:
-                    i = queue.pop()
-                    on_spill[submit(self.pool("spill"), i)] = i
-                    counters["spilled"] += 1
+            if plan and any(now - started[f] > slow_after for f in on_main):
+                while plan and len(on_spill) < self.overdue_slots:
+                    task = plan.next()
+                    on_spill[submit(self.pool("spill"), task)] = task
+                    counters["spilled"] += len(task)
             if end is not None and now >= end:  # the request's deadline: stop its work, free the workers
                 for future in [*on_main, *on_spill]:
                     future.cancel()
                 return "deadline", [], counters
             done, _ = wait([*on_main, *on_spill], timeout=0.1, return_when=FIRST_COMPLETED)
             for future in done:
-                i = on_main.pop(future) if future in on_main else on_spill.pop(future)
+                task = on_main.pop(future) if future in on_main else on_spill.pop(future)
                 started.pop(future, None)
+                if len(task) > 1:  # what it checked; the rest again, each alone (all of it, if it died)
+                    checked = [] if future.exception() is not None else future.result()[: len(task)]
+                    results.update(zip(task, checked, strict=False))
+                    plan.again(task[len(checked) :])
+                    continue
+                i = task[0]
                 if i not in retried and _crashed(future):
                     retried.add(i)
                     counters["retried"] += 1
-                    queue.append(i)  # next out
+                    plan.again([i])
                     continue
                 results[i] = _outcome(future, counters)
         return "ok", [results[i] for i in range(len(pairs))], counters
@@ -383,6 +392,12 @@ def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
     from rewardkit.verify.worker import check
 
     return check(gold, prediction, soft_timeout_s)
+
+
+def _worker_check_many(pairs: list[Pair], soft_timeout_s: float) -> list[Result]:
+    from rewardkit.verify.worker import check_many
+
+    return check_many(pairs, soft_timeout_s)
 
 
 def _worker_read(chunk: bytes, mode: str, rel_tol: float, max_chars: int) -> bytes:

@@ -14,6 +14,7 @@ import random
 import resource
 import signal
 import sys
+import time
 import zlib
 from types import FrameType
 from typing import Any
@@ -86,6 +87,27 @@ def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | Non
         return _check(gold, prediction, soft_timeout_s)
     except SoftTimeout:  # also when the alarm lands while _check is already returning
         return False, "timeout"
+
+
+def check_many(pairs: list[tuple[str, str]], soft_timeout_s: float) -> list[tuple[bool | None, str | None]]:
+    """:func:`check` of pairs in turn, all within one soft limit: the results of the first ones. The first
+    pair has the whole limit; a later one has what the pairs before it left, and one the limit stops, or
+    one with less than ``MIN_LEFT_S`` left to start with, ends the list unchecked (the host checks it
+    again, alone, with a limit of its own), so a pair is never timed out on less than its own limit."""
+    end = time.monotonic() + soft_timeout_s
+    out: list[tuple[bool | None, str | None]] = []
+    for gold, prediction in pairs:
+        left = end - time.monotonic()
+        if out and left < MIN_LEFT_S:
+            break
+        result = check(gold, prediction, soft_timeout_s if not out else left)
+        if out and result == (False, "timeout"):
+            break
+        out.append(result)
+    return out
+
+
+MIN_LEFT_S = 0.05
 
 
 def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
@@ -188,13 +210,73 @@ def _value_of(expr: Any) -> Any:
     return expr
 
 
+# The forms answers take, one pair each (written from LaTeX's grammar, not from any data set): parsing and
+# verifying them once builds the parser's prediction tables and SymPy's caches for each construct.
+WARM_PAIRS = (
+    ("x^2+1", "\\frac{2}{2}+x^{2}"),
+    ("42", "42"),
+    ("-7", "-7.0"),
+    ("0.25", "\\frac{1}{4}"),
+    ("\\frac{3}{4}", "\\dfrac{6}{8}"),
+    ("2\\frac{1}{2}", "\\tfrac{5}{2}"),
+    ("3\\sqrt{2}", "\\sqrt{18}"),
+    ("\\sqrt[3]{27}", "3"),
+    ("\\frac{\\sqrt{3}}{2}", "\\frac{1}{2}\\sqrt{3}"),
+    ("2\\pi", "\\pi+\\pi"),
+    ("45^\\circ", "45"),
+    ("12\\%", "12"),
+    ("(-\\infty, 3]", "(-\\infty,3]"),
+    ("[1,2)\\cup(3,\\infty)", "[1,2) \\cup (3, \\infty)"),
+    ("(1, 2)", "\\left( 1, 2 \\right)"),
+    ("\\{1, 2, 3\\}", "\\{3,2,1\\}"),
+    ("1, 2", "2, 1"),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"),
+    ("y = 2x + 1", "y=1+2x"),
+    ("x \\le 3", "x \\leq 3"),
+    ("(x+1)^{2}", "x^2+2x+1"),
+    ("\\sin^{2} x + \\cos^{2} x", "1"),
+    ("\\tan\\theta", "\\frac{\\sin\\theta}{\\cos\\theta}"),
+    ("\\log_{2} 8", "3"),
+    ("\\ln(e^{2})", "2"),
+    ("e^{-x}", "\\frac{1}{e^{x}}"),
+    ("\\binom{5}{2}", "10"),
+    ("5!", "120"),
+    ("\\pm 2", "-2, 2"),
+    ("3 + 4i", "4i+3"),
+    ("3 \\times 10^{5}", "300000"),
+    ("2 \\cdot 3^{2}", "18"),
+    ("\\frac{a+b}{2}", "\\frac{b+a}{2}"),
+    ("\\infty", "\\infty"),
+    ("x = 3", "3"),
+    ("\\text{(B)}", "B"),
+    ("\\mathrm{A}", "\\text{A}"),
+    ("\\overline{AB}", "AB"),
+    ("|x-1|", "|1-x|"),
+    ("\\lfloor 2.5 \\rfloor", "2"),
+    ("1{,}000", "1000"),
+    ("f(x) = x^{3}", "x^3"),
+    ("\\angle ABC", "\\angle ABC"),
+    ("\\int_{0}^{1} x \\, dx", "\\frac{1}{2}"),
+    ("\\sum_{k=1}^{3} k", "6"),
+)
+
+
 def _warm_up() -> None:
     """Build the parsers' lazy state once, here in the forkserver, so that every worker forked from it
-    (including each replacement of a killed one) starts warm instead of paying for it on its first pair."""
+    (including each replacement of a killed one) starts warm instead of learning each form of answer on
+    its own, once per worker."""
+    try:  # check() sets the alarm: a handler first (signals are set in a main thread only)
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+    except ValueError:
+        return
     try:
-        verify(_parse_answer("x^2+1"), _parse_answer("\\frac{2}{2}+x^{2}"), timeout_seconds=None)
-    except Exception:  # a warm-up that fails costs the first pair some time, nothing more
-        pass
+        for gold, prediction in WARM_PAIRS:
+            try:
+                check(gold, prediction, 2.0)
+            except Exception:  # a warm-up that fails costs the first pairs some time, nothing more
+                pass
+    finally:
+        signal.signal(signal.SIGALRM, previous)
 
 
 # Math-Verify warns on every call that its own signal timeouts are off: ours are on, in these processes.
