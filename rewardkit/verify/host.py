@@ -10,12 +10,12 @@ The host exits when its parent does (its stdin closes).
 
 In the host, each batch runs on the main pool, one task a worker in flight, so nothing ever waits behind a
 stuck worker (and nothing has to be cancelled: pebble cancels by killing). A task is one risky pair, or
-several pairs sharing a gold within one soft limit (:mod:`rewardkit.verify.plan`). While main workers are stuck on pairs
-past ``slow_after``, the spill pool runs the rest of the batch, so a few slow pairs delay it by about their
-own hard limit, while normal work keeps its warm caches on the main pool. Both pools start with the host, so
-no batch waits for them. A pair whose worker died under it runs once more before it is ``worker_crashed``
-(no verdict), and a batch whose host died is sent once more to a new host with what is left of the request's
-deadline, never a fresh one.
+several pairs sharing a gold within one soft limit (:mod:`rewardkit.verify.plan`). While main workers are
+stuck on pairs past ``slow_after`` (for a task of several, longer in proportion), the spill pool runs the rest
+of the batch, so a few slow pairs delay it by about their own hard limit, while normal work keeps its warm
+caches on the main pool. Both pools start with the host, so no batch waits for them. A pair whose worker died
+under it runs once more before it is ``worker_crashed`` (no verdict), and a batch whose host died is sent once
+more to a new host with what is left of the request's deadline, never a fresh one.
 """
 
 from __future__ import annotations
@@ -293,7 +293,8 @@ class Scheduler:
             now = time.monotonic()
             for future in on_main:
                 started.setdefault(future, now)
-            if plan and any(now - started[f] > slow_after for f in on_main):
+            # overdue: past slow_after alone; in a task of several, a quarter of it a pair
+            if plan and any(now - started[f] > slow_after * max(1.0, len(on_main[f]) / 4) for f in on_main):
                 while plan and len(on_spill) < self.overdue_slots:
                     task = plan.next()
                     on_spill[submit(self.pool("spill"), task)] = task
