@@ -1,5 +1,5 @@
-"""LaTeX parsing in the math workers: latex2sympy's own parser (full LL prediction) against the two-stage
-parsing the workers use (SLL first, LL only where SLL finds a syntax error; ``rewardkit.verify.worker``).
+"""LaTeX parsing in the math workers: latex2sympy as it comes against latex2sympy as the workers run it
+(two-stage parsing and plain numbers: ``rewardkit.verify.latex``).
 
     python bench/parsing.py [--every N]
 
@@ -7,8 +7,9 @@ The strings are every answer and gold that reaches Math-Verify (rows read as the
 canonical form) in the eight dev files of ``../shared/verdicts/real_outputs_dev``, GeoQA's dev file and the
 GRPO workload (as is, new problems, no repeats: ``bench/scaling.py``'s variants), deduplicated; ``--every N``
 takes every N-th. Each string is parsed by both, in turn (two passes each, alternating, the first of each
-not timed: the parser learns as it goes); it prints how many parse differently (the value, its type and
-the text Math-Verify keeps; an error counts as an outcome) and CPU seconds of each, and their ratio.
+not timed: the parser learns as it goes); it prints how many parse differently (each value Math-Verify
+keeps, as text and as SymPy's ``srepr``; an error counts as an outcome), CPU seconds of each, and their
+ratio.
 """
 
 from __future__ import annotations
@@ -60,24 +61,26 @@ def corpus() -> list[str]:
     return list(texts)
 
 
-def outcomes(texts: list[str], parser: Any) -> tuple[list[Any], float]:
-    """What Math-Verify's parse of each answer text gives with ``parser`` as latex2sympy's, and CPU s."""
-    from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
+def outcomes(texts: list[str], ours: bool) -> tuple[list[Any], float]:
+    """What Math-Verify's parse of each answer text gives, with latex2sympy as the workers run it or as
+    it comes, and the CPU seconds it took."""
+    from contextlib import nullcontext
+
+    import sympy
     from math_verify.parser import parse_latex_cached
 
-    from rewardkit.verify import worker
+    from rewardkit.verify import latex, worker
 
-    _Latex2Sympy.create_parser = parser
     out: list[Any] = []
-    start = time.process_time()
-    for text in texts:
-        parse_latex_cached.cache_clear()  # Math-Verify keeps the last 20: each text parsed here, every time
-        try:
-            parsed = worker._parse_answer(text)
-            out.append([(str(value), type(value).__name__) for value in parsed])
-        except Exception as exc:
-            out.append(("error", type(exc).__name__))
-    return out, time.process_time() - start
+    with nullcontext() if ours else latex.unchanged():
+        start = time.process_time()
+        for text in texts:
+            parse_latex_cached.cache_clear()  # Math-Verify keeps the last 20: each text parsed, every time
+            try:
+                out.append([(str(value), sympy.srepr(value)) for value in worker._parse_answer(text)])
+            except Exception as exc:
+                out.append(("error", type(exc).__name__))
+        return out, time.process_time() - start
 
 
 def main() -> None:
@@ -86,32 +89,27 @@ def main() -> None:
     args = parser.parse_args()
     import logging
 
-    from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
-
     from rewardkit.verify import worker
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
     worker.init_worker(0)  # the alarm's handler, as in a worker
-    two = _Latex2Sympy.create_parser
-    one = two.one_stage
     texts = corpus()[:: args.every]
     print(f"{len(texts):,} distinct answer and gold texts")
-    seconds: dict[str, list[float]] = {"LL (latex2sympy's own)": [], "two-stage": []}
+    seconds: dict[str, list[float]] = {"latex2sympy as it comes": [], "as the workers run it": []}
     results: dict[str, Any] = {}
     for round_ in range(2):
-        for name, chosen in zip(seconds, (one, two), strict=True):
-            results[name], cpu = outcomes(texts, chosen)
+        for name, ours in zip(seconds, (False, True), strict=True):
+            results[name], cpu = outcomes(texts, ours)
             if round_:
                 seconds[name].append(cpu)
-    _Latex2Sympy.create_parser = two
     a, b = results.values()
     differ = [(text, x, y) for text, x, y in zip(texts, a, b, strict=True) if x != y]
     for name, spent in seconds.items():
-        print(f"  {name:<24} {spent[0]:7.1f} s CPU  ({spent[0] / len(texts) * 1000:.2f} ms a text)")
-    ll, two_stage = (spent[0] for spent in seconds.values())
-    print(f"  two-stage is {ll / two_stage:.2f}x faster; texts parsed differently: {len(differ)}")
+        print(f"  {name:<26} {spent[0]:7.1f} s CPU  ({spent[0] / len(texts) * 1000:.2f} ms a text)")
+    before, now = (spent[0] for spent in seconds.values())
+    print(f"  {before / now:.2f}x faster as the workers run it; texts parsed differently: {len(differ)}")
     for text, x, y in differ[:20]:
-        print(f"    {text!r}: LL {x} / two-stage {y}")
+        print(f"    {text!r}: as it comes {x} / as the workers run it {y}")
 
 
 if __name__ == "__main__":

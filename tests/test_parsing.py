@@ -1,6 +1,6 @@
-"""Two-stage LaTeX parsing in the math workers (rewardkit.verify.worker): SLL first, latex2sympy's own LL
-parser where SLL finds a syntax error. It must parse every text as latex2sympy alone does; it is only
-faster (``bench/parsing.py`` measures it on every answer and gold of the dev data)."""
+"""latex2sympy as the math workers run it (rewardkit.verify.latex: two-stage parsing, plain numbers) must
+parse every text as latex2sympy as it comes does; it is only faster (``bench/parsing.py`` measures both on
+every answer and gold of the dev data and the workload)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sympy
 
 pytest.importorskip("math_verify")
 
@@ -19,33 +20,30 @@ DEV = Path(__file__).resolve().parents[2] / "shared" / "verdicts" / "real_output
 
 
 @pytest.fixture
-def parsers() -> Iterator[tuple[Any, Any]]:
-    """(latex2sympy's own parser, the two-stage one), with the worker's alarm handler in this process;
-    the two-stage one is put back afterwards."""
-    from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
-
+def alarm() -> Iterator[None]:
+    """The worker's alarm handler in this process (the worker module's import installs the changes)."""
     from rewardkit.verify.worker import init_worker
 
     previous = signal.getsignal(signal.SIGALRM)
     init_worker(0)
-    two = _Latex2Sympy.create_parser
-    yield two.one_stage, two
-    _Latex2Sympy.create_parser = two
+    yield
     signal.signal(signal.SIGALRM, previous)
 
 
-def outcome(parser: Any, text: str) -> Any:
-    from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
+def outcome(text: str, ours: bool = True) -> Any:
+    from contextlib import nullcontext
+
     from math_verify.parser import parse_latex_cached
 
+    from rewardkit.verify import latex
     from rewardkit.verify.worker import _parse_answer
 
-    _Latex2Sympy.create_parser = parser
-    parse_latex_cached.cache_clear()
-    try:
-        return [(str(value), type(value).__name__) for value in _parse_answer(text)]
-    except Exception as exc:
-        return ("error", type(exc).__name__)
+    with nullcontext() if ours else latex.unchanged():
+        parse_latex_cached.cache_clear()
+        try:
+            return [(str(value), type(value).__name__, sympy.srepr(value)) for value in _parse_answer(text)]
+        except Exception as exc:
+            return ("error", type(exc).__name__)
 
 
 def dev_texts(every: int) -> list[str]:
@@ -71,15 +69,47 @@ def dev_texts(every: int) -> list[str]:
     return list(texts)[::every]
 
 
-def test_the_workers_parse_in_two_stages(parsers: tuple[Any, Any]) -> None:
-    from rewardkit.verify import worker
-
-    one, two = parsers
-    assert two.two_stage and one is not two
-    worker._two_stage_parsing()  # once only: a second call leaves the first in place
+def test_the_workers_run_latex2sympy_changed_once(alarm: None) -> None:
     from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 
-    assert _Latex2Sympy.create_parser is two
+    from rewardkit.verify import latex
+
+    ours = _Latex2Sympy.create_parser, _Latex2Sympy.parse_number
+    assert ours[0].two_stage and ours[1].plain
+    latex.install()  # a second time: nothing changes
+    assert (_Latex2Sympy.create_parser, _Latex2Sympy.parse_number) == ours
+    with latex.unchanged():
+        assert _Latex2Sympy.create_parser is ours[0].one_stage
+        assert _Latex2Sympy.parse_number is ours[1].original
+    assert (_Latex2Sympy.create_parser, _Latex2Sympy.parse_number) == ours
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0",
+        "007",
+        "120",
+        "3.50",
+        "0.000001",
+        ".5",
+        "5.",
+        "12345678901234567890.25",
+        "1,234",
+        "1e5",
+        "٣",
+        "9" * 5000,
+    ],
+)
+def test_plain_numbers_are_the_numbers_sympy_makes(text: str) -> None:
+    from rewardkit.verify.latex import plain_number
+
+    number = plain_number(text)
+    if number is None:
+        return  # the old way: sympy.Number itself
+    made = sympy.Number((text.lstrip("0") or "0") if text.isdigit() else text)  # as latex2sympy calls it
+    assert sympy.srepr(number) == sympy.srepr(made) and type(number) is type(made)
+    assert getattr(number, "_prec", None) == getattr(made, "_prec", None)
 
 
 @pytest.mark.parametrize(
@@ -89,6 +119,9 @@ def test_the_workers_parse_in_two_stages(parsers: tuple[Any, Any]) -> None:
         "1216 \\AA",  # and 1216*a*a of this
         "(C) 45*\\degree",
         "\\frac{1}{2}",
+        "3.50",
+        "1,234",
+        "0.5\\%",
         "x^2+2x+1",
         "[1,2)\\cup(3,\\infty)",
         "\\begin{pmatrix}1\\\\2\\end{pmatrix}",
@@ -97,15 +130,13 @@ def test_the_workers_parse_in_two_stages(parsers: tuple[Any, Any]) -> None:
         "}{",
     ],
 )
-def test_two_stages_parse_as_latex2sympy_does(parsers: tuple[Any, Any], text: str) -> None:
-    one, two = parsers
-    assert outcome(two, text) == outcome(one, text)
+def test_the_workers_parse_as_latex2sympy_does(alarm: None, text: str) -> None:
+    assert outcome(text) == outcome(text, ours=False)
 
 
 @pytest.mark.timeout(300)
-def test_two_stages_parse_the_dev_data_as_latex2sympy_does(parsers: tuple[Any, Any]) -> None:
-    one, two = parsers
+def test_the_workers_parse_the_dev_data_as_latex2sympy_does(alarm: None) -> None:
     texts = dev_texts(every=2)  # all of them: bench/parsing.py
     assert len(texts) > 1000
-    differ = [text for text in texts if outcome(two, text) != outcome(one, text)]
+    differ = [text for text in texts if outcome(text) != outcome(text, ours=False)]
     assert differ == []

@@ -25,6 +25,7 @@ from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, veri
 from sympy.core.function import AppliedUndef
 
 from rewardkit.lru import LRUCache, text_digest
+from rewardkit.verify import latex
 
 # The answer text was already extracted and normalised: read it as LaTeX inside \boxed{}, or as a plain
 # expression. Units were split off by rewardkit.verify.normalise, which compares them and never drops one
@@ -210,50 +211,6 @@ def _value_of(expr: Any) -> Any:
     return expr
 
 
-def _two_stage_parsing() -> None:
-    """Parse LaTeX in two stages, as ANTLR's authors advise: first with SLL prediction, which keeps every
-    decision in the parser's cache; only when that finds a syntax error, again with full LL prediction
-    (latex2sympy's default), which decides each ambiguous spot by looking at the whole input and caches
-    nothing of it: about a third of a worker's time per pair went to it. Where SLL parses the input at all
-    it parses it as LL does for this grammar (checked on every answer and gold of the dev data:
-    ``tests/test_plan.py``); where it does not, LL runs as before. A latex2sympy whose parser is not built as
-    expected is left as it is."""
-    try:
-        from antlr4.atn.PredictionMode import PredictionMode
-        from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
-    except ImportError:
-        return
-    build = getattr(_Latex2Sympy, "create_parser", None)
-    if build is None or getattr(build, "two_stage", False):
-        return
-
-    def create_parser(self: Any, latex: str) -> Any:
-        parser = build(self, latex)
-        interp, math = getattr(parser, "_interp", None), getattr(parser, "math", None)
-        if interp is None or math is None or not hasattr(interp, "predictionMode"):
-            return parser
-
-        def two_stage() -> Any:
-            try:  # every token first: SLL reads less far ahead than LL, and would miss what it cannot lex
-                parser.getTokenStream().fill()
-                interp.predictionMode = PredictionMode.SLL
-                return math()
-            except Exception as exc:  # noqa: BLE001 - latex2sympy raises a plain Exception for a syntax error
-                if type(exc) is not Exception:
-                    raise
-            return build(self, latex).math()  # latex2sympy's own parser, as before
-
-        parser.math = two_stage
-        return parser
-
-    create_parser.two_stage = True  # type: ignore[attr-defined]
-    create_parser.one_stage = build  # type: ignore[attr-defined]  (latex2sympy's own, for a comparison)
-    _Latex2Sympy.create_parser = create_parser  # type: ignore[method-assign]
-
-
-_two_stage_parsing()
-
-
 # The forms answers take, one pair each (written from LaTeX's grammar, not from any data set): parsing and
 # verifying them once builds the parser's prediction tables and SymPy's caches for each construct.
 WARM_PAIRS = (
@@ -323,6 +280,7 @@ def _warm_up() -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+latex.install()  # two-stage parsing and plain numbers, before the warm-up builds the parser's tables
 # Math-Verify warns on every call that its own signal timeouts are off: ours are on, in these processes.
 logging.getLogger("math_verify").setLevel(logging.ERROR)
 _warm_up()
