@@ -94,8 +94,8 @@ class WorkerHost:
         key = secrets.token_bytes(32)
         package_root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "rewardkit.verify", json.dumps(self.config)],
+        proc = subprocess.Popen(  # -P: this rewardkit (first on its path), never one in the working folder
+            [sys.executable, "-P", "-m", "rewardkit.verify", json.dumps(self.config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": path},

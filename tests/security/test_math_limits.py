@@ -9,6 +9,7 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -247,3 +248,29 @@ def test_ready_means_both_pools_are_up_and_a_worker_judged_a_pair() -> None:
             assert verifier.verify_many([Check("x^2+1", "1+x^2")], timeout_s=1.0) == [(True, None)]
     finally:
         verifier.close()
+
+
+# ---------------------------------------------------------------- the worker host's own code
+
+
+@pytest.mark.timeout(120)
+def test_the_host_runs_this_rewardkit_not_one_in_the_callers_working_folder(tmp_path: Path) -> None:
+    """Before: ``python -m rewardkit.verify`` put the caller's working folder first on the host's path, so a
+    ``rewardkit`` folder there (a checkout, a file a trainer wrote) was the package the host ran."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "work"
+    (folder / "rewardkit" / "verify").mkdir(parents=True)
+    (folder / "rewardkit" / "__init__.py").write_text("")
+    (folder / "rewardkit" / "verify" / "__main__.py").write_text("print('/tmp/not-a-socket', flush=True)\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import rewardkit\n"
+        "print(rewardkit.math_equivalence(['\\\\boxed{x^2+2x+1}'], solution=['(x+1)^2'], workers=1))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=folder, capture_output=True, text=True, timeout=100
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[1.0]"
