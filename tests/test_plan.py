@@ -77,10 +77,11 @@ def test_a_task_of_several_stops_at_a_pair_its_shared_limit_interrupts(alarm: No
 
 
 class _InlinePool:
-    """A main pool that runs each task here, at once; its first task, one of several pairs, dies as a
-    killed worker's task does (``TimeoutError``: the hard limit)."""
+    """A main pool that runs each task here, at once; its first task, one of several pairs, fails with
+    ``error`` instead (``TimeoutError``: killed at the hard limit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
         self.tasks: list[int] = []  # pairs a task, as scheduled
 
     def schedule(self, function: Any, args: Any = (), timeout: float | None = None) -> Future[Any]:
@@ -89,26 +90,55 @@ class _InlinePool:
         several = isinstance(args[0], list)
         self.tasks.append(len(args[0]) if several else 1)
         if several and len(self.tasks) == 1:
-            future.set_exception(TimeoutError("killed at the hard limit"))
+            future.set_exception(self.error)
         else:
             future.set_result(function(*args))
         return future
+
+
+PAIRS = [("(x+1)^2", "x^2+2x+1"), ("(x+1)^2", "x^2+1"), ("(x+1)^2", "(1+x)^2")]
+
+
+def run_with(error: BaseException, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, _InlinePool]:
+    from rewardkit.verify.host import Scheduler
+
+    main = _InlinePool(error)
+    monkeypatch.setattr(Scheduler, "_start_pools", lambda self: self._up.set())
+    monkeypatch.setattr(Scheduler, "pool", lambda self, kind="main": main)
+    return Scheduler(1, 0, 0).run(PAIRS, 5.0, True, None), main
 
 
 @pytest.mark.timeout(60)
 def test_the_pairs_of_a_task_killed_under_them_are_checked_again_alone(
     alarm: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rewardkit.verify.host import Scheduler
     from rewardkit.verify.worker import check
 
-    main = _InlinePool()
-    monkeypatch.setattr(Scheduler, "_start_pools", lambda self: self._up.set())
-    monkeypatch.setattr(Scheduler, "pool", lambda self, kind="main": main)
-    scheduler = Scheduler(1, 0, 0)
-    pairs = [("(x+1)^2", "x^2+2x+1"), ("(x+1)^2", "x^2+1"), ("(x+1)^2", "(1+x)^2")]
-    status, results, counters = scheduler.run(pairs, 5.0, True, None)
+    (status, results, counters), main = run_with(TimeoutError("killed at the hard limit"), monkeypatch)
     assert status == "ok"
-    assert results == [check(*pair, 5.0) for pair in pairs] == [(True, None), (False, None), (True, None)]
-    assert main.tasks[0] == 2 and main.tasks[1:4] == [1, 1, 1]  # the killed task's two pairs, then alone
-    assert counters == {"timeouts": 0, "spilled": 0, "retried": 0}  # no pair's own limit or crash
+    assert results == [check(*pair, 5.0) for pair in PAIRS] == [(True, None), (False, None), (True, None)]
+    assert main.tasks == [2, 1, 1, 1]  # the killed task's two pairs, alone, then the third
+    assert counters == {"timeouts": 0, "spilled": 0, "retried": 0}  # no pair's own limit passed
+
+
+@pytest.mark.timeout(60)
+def test_the_pairs_of_a_task_whose_worker_died_have_had_their_one_rerun(
+    alarm: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pebble import ProcessExpired
+
+    died: BaseException = ProcessExpired("Abnormal termination")  # type: ignore[no-untyped-call]
+    (status, results, counters), main = run_with(died, monkeypatch)
+    assert status == "ok" and results == [(True, None), (False, None), (True, None)]
+    assert main.tasks == [2, 1, 1, 1]
+    assert counters["retried"] == 2  # a second death of either is worker_crashed, as for a pair alone
+
+
+@pytest.mark.timeout(60)
+def test_a_task_of_several_that_failed_otherwise_is_each_pairs_outcome(
+    alarm: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (status, results, _), main = run_with(RuntimeError("the pool is broken"), monkeypatch)
+    assert status == "ok"
+    assert results == [(False, "verify_error:RuntimeError")] * 2 + [(True, None)]
+    assert main.tasks == [2, 1]  # not sent again to a broken pool

@@ -307,10 +307,8 @@ class Scheduler:
             for future in done:
                 task = on_main.pop(future) if future in on_main else on_spill.pop(future)
                 started.pop(future, None)
-                if len(task) > 1:  # what it checked; the rest again, each alone (all of it, if it died)
-                    checked = [] if future.exception() is not None else future.result()[: len(task)]
-                    results.update(zip(task, checked, strict=False))
-                    plan.again(task[len(checked) :])
+                if len(task) > 1:
+                    self._several_done(future, task, plan, results, retried, counters)
                     continue
                 i = task[0]
                 if i not in retried and _crashed(future):
@@ -320,6 +318,33 @@ class Scheduler:
                     continue
                 results[i] = _outcome(future, counters)
         return "ok", [results[i] for i in range(len(pairs))], counters
+
+    @staticmethod
+    def _several_done(
+        future: Future[Any],
+        task: list[int],
+        plan: Plan,
+        results: dict[int, Result],
+        retried: set[int],
+        counters: dict[str, int],
+    ) -> None:
+        """A task of several pairs ended: the results of the pairs it checked; the rest go again, each
+        alone. When its worker was killed at the hard limit, died (the pairs count as run once more, as a
+        pair alone whose worker died: a second death is ``worker_crashed``) or ran out of memory, all of
+        them go again alone; any other failure (the pool itself broke) is every pair's outcome."""
+        error = future.exception()
+        if error is None:
+            checked = future.result()[: len(task)]
+            results.update(zip(task, checked, strict=False))
+            plan.again(task[len(checked) :])
+        elif isinstance(error, TimeoutError | MemoryError) or _crashed(future):
+            if _crashed(future):
+                retried.update(task)
+                counters["retried"] += len(task)
+            plan.again(task)
+        else:
+            outcome = _outcome(future, counters)
+            results.update((i, outcome) for i in task)
 
     def read(
         self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None

@@ -12,7 +12,8 @@ over as many processes, each parsing the gold again. So pairs go in tasks of sev
   self-scheduling): large tasks while much is left, single pairs at the end, so no worker finishes long
   after the others;
 * a pair sent back (its task stopped early, or its worker died or was killed under a task of several)
-  goes next, alone, with a limit of its own.
+  goes next, alone, with a limit of its own. So a pair that hangs where no soft limit reaches (in C code)
+  and that ``risk`` did not flag costs two hard limits, not one: the task's and its own.
 
 Without soft time limits every pair goes alone: the only way to stop a slow pair is then to kill its
 worker, and a kill would take the pairs that share its task down with it.

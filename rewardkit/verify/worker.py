@@ -90,6 +90,9 @@ def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | Non
         return False, "timeout"
 
 
+MIN_LEFT_S = 0.05  # a later pair of a task starts only with this much of the task's soft limit left
+
+
 def check_many(pairs: list[tuple[str, str]], soft_timeout_s: float) -> list[tuple[bool | None, str | None]]:
     """:func:`check` of pairs in turn, all within one soft limit: the results of the first ones. The first
     pair has the whole limit; a later one has what the pairs before it left, and one the limit stops, or
@@ -106,9 +109,6 @@ def check_many(pairs: list[tuple[str, str]], soft_timeout_s: float) -> list[tupl
             break
         out.append(result)
     return out
-
-
-MIN_LEFT_S = 0.05
 
 
 def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
@@ -251,7 +251,7 @@ WARM_PAIRS = (
     ("x = 3", "3"),
     ("\\text{(B)}", "B"),
     ("\\mathrm{A}", "\\text{A}"),
-    ("\\overline{AB}", "AB"),
+    ("\\overline{AB}", "\\overline{AB}"),
     ("|x-1|", "|1-x|"),
     ("\\lfloor 2.5 \\rfloor", "2"),
     ("1{,}000", "1000"),
