@@ -61,6 +61,7 @@ bench: install
 	$(BIN)/python bench/text_rewards.py
 	$(BIN)/python bench/parity_rewards.py
 	$(BIN)/python bench/math_throughput.py
+	$(BIN)/python bench/parsing.py
 	$(BIN)/python bench/verdicts.py
 	$(BIN)/python bench/service_overhead.py
 	$(BIN)/python bench/judge_throughput.py
