@@ -77,7 +77,9 @@ thread but the main one (a FastAPI handler, a Ray worker) and cannot interrupt C
   compute (``huge_power``, ``huge_factorial``, ...);
 - runs the rest in pebble worker processes (``workers``, default ``REWARDKIT_MATH_WORKERS`` or the CPU count)
   with a hard wall-clock limit per pair (``timeout_s``, fractions allowed; the worker is killed and replaced),
-  a soft in-worker alarm just before it, and an address-space cap (``memory_mb``). While workers are stuck on
+  a soft in-worker alarm just before it, and an address-space cap (``memory_mb``). Pairs that share a gold
+  go to a worker several at a time (:mod:`~rewardkit.verify.plan`); a pair that did not get its whole limit
+  there runs again alone, so none times out on less than its own. While workers are stuck on
   slow pairs, a spill pool takes over the rest of the batch. A pair whose worker dies (killed, out of memory)
   runs once more on another; dying twice it is ``worker_crashed`` and scores ``None`` (no verdict: trainers
   skip it), where a ``timeout`` scores 0.0 (too costly to check is wrong, as peers score it). SymPy objects

@@ -11,8 +11,9 @@ host or its pools to start). Then the order of work for its pairs:
 2. fast exact paths (:mod:`rewardkit.verify.fastpath`), only where sound;
 3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason; a
    gold that is no text (lone surrogates, NUL bytes, nothing but spacing) is ``(None, "invalid_gold")``;
-4. the rest goes to a pebble process pool: each pair has a hard wall-clock limit (the worker is killed and
-   replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
+4. the rest goes to a pebble process pool, several pairs sharing a gold a task where it can
+   (:mod:`rewardkit.verify.plan`): each pair has a hard wall-clock limit of its own (the worker is killed
+   and replaced when it overruns) and a memory cap. While main workers are stuck on slow pairs, a spill pool
    takes their share of the batch, so a few slow pairs cannot hold up the rest. A pair whose worker dies
    runs once more, then is ``(None, "worker_crashed")``: no verdict, not a wrong answer.
 
