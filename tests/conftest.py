@@ -1,7 +1,9 @@
-"""Shared fixtures: sample columns for every built-in reward, and a clean registry for registration tests."""
+"""Shared fixtures: sample columns for every built-in reward, a clean registry for registration tests, and
+the math worker's alarm handler in the test process."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,3 +130,15 @@ def scratch_registry() -> Iterator[None]:
     for info in registry.list_rewards():
         if info.name not in before:
             registry.unregister(info.name)
+
+
+@pytest.fixture
+def alarm() -> Iterator[None]:
+    """The math worker's alarm handler in this process, for as long as the test runs (what
+    ``rewardkit.verify.worker``'s checks need outside a worker); the previous handler afterwards."""
+    from rewardkit.verify.worker import init_worker
+
+    previous = signal.getsignal(signal.SIGALRM)
+    init_worker(0)
+    yield
+    signal.signal(signal.SIGALRM, previous)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +15,6 @@ import sympy
 pytest.importorskip("math_verify")
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "verdicts" / "real_outputs_dev"
-
-
-@pytest.fixture
-def alarm() -> Iterator[None]:
-    """The worker's alarm handler in this process (the worker module's import installs the changes)."""
-    from rewardkit.verify.worker import init_worker
-
-    previous = signal.getsignal(signal.SIGALRM)
-    init_worker(0)
-    yield
-    signal.signal(signal.SIGALRM, previous)
 
 
 def outcome(text: str, ours: bool = True) -> Any:

@@ -3,8 +3,6 @@ pairs when the task stops early, dies or is killed."""
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
 
@@ -15,17 +13,6 @@ pytest.importorskip("math_verify")
 from rewardkit.verify.plan import GROUP_MAX, RISKY, Plan  # noqa: E402
 
 SLOW = "9^{9^{9^{9}}}"  # a tower: SymPy works on it until the alarm stops it
-
-
-@pytest.fixture
-def alarm() -> Iterator[None]:
-    """The worker's alarm handler, in this process, for as long as the test runs."""
-    from rewardkit.verify.worker import init_worker
-
-    previous = signal.getsignal(signal.SIGALRM)
-    init_worker(0)
-    yield
-    signal.signal(signal.SIGALRM, previous)
 
 
 def tasks_of(plan: Plan) -> list[list[int]]:

@@ -337,10 +337,11 @@ class Scheduler:
             checked = future.result()[: len(task)]
             results.update(zip(task, checked, strict=False))
             plan.again(task[len(checked) :])
-        elif isinstance(error, TimeoutError | MemoryError) or _crashed(future):
-            if _crashed(future):
-                retried.update(task)
-                counters["retried"] += len(task)
+        elif _crashed(future):
+            retried.update(task)
+            counters["retried"] += len(task)
+            plan.again(task)
+        elif isinstance(error, TimeoutError | MemoryError):
             plan.again(task)
         else:
             outcome = _outcome(future, counters)

@@ -39,7 +39,8 @@ def plain_number(text: str) -> Any:
     """The SymPy number that ``sympy.Number(text)`` gives, made directly, for ASCII digits with at most
     one point among them; ``None`` for anything else."""
     whole, point, fraction = text.partition(".")
-    if not (whole or fraction) or not (whole + fraction).isascii() or not (whole + fraction).isdigit():
+    digits = whole + fraction
+    if not digits or not digits.isascii() or not digits.isdigit():
         return None
     if not point:
         try:
