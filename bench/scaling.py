@@ -116,8 +116,15 @@ def measure(args: argparse.Namespace) -> None:
     """Child: score every variant with ``args.workers`` workers; one JSON line a batch on stdout."""
     tree, _, how = args.tree.partition(":")
     sys.path.insert(0, str(Path(tree).resolve()))
+    # math_throughput (imported above, for the workload) imported this checkout's rewardkit: forget it, so
+    # that the tree measured is the one named (its worker host runs the package its parent imported)
+    for module in [m for m in sys.modules if m == "rewardkit" or m.startswith("rewardkit.")]:
+        del sys.modules[module]
     import rewardkit
     from rewardkit.verify import get_verifier
+
+    measured = Path(rewardkit.__file__).resolve().parents[1]
+    assert measured == Path(tree).resolve(), f"measuring {measured}, not {tree}"
 
     if how == "whole":  # the rows of a batch all read before any pair goes to the workers (for a tree
         from rewardkit.rewards import math_equivalence  # that streams its batches; others read them whole)
@@ -133,9 +140,14 @@ def measure(args: argparse.Namespace) -> None:
         assert verifier.ready(300), "the pools did not start"
         started = time.perf_counter() - begin
         limit = min(len(rows), args.rows_per_worker * args.workers)
+        idle: dict[str, float] = {}
         for step in range(args.warm + 1):
             batch = variant(rows, name, step, limit)
             verifier._cache.clear()
+            if step and args.gap:  # between two steps of training: the trainer generates, the pool idles
+                before = role_cpu()
+                time.sleep(args.gap)
+                idle = {role: v - before[role] for role, v in role_cpu().items()}
             stats, cpu = dict(verifier.stats), role_cpu()
             begin = time.perf_counter()
             scored = reward.score_detailed(batch["completions"], solution=batch["solutions"])
@@ -149,6 +161,7 @@ def measure(args: argparse.Namespace) -> None:
                 "seconds": seconds,
                 "start_s": started,
                 "cpu": {role: after[role] - cpu[role] for role in cpu},
+                "gap_cpu": idle,
                 "stats": {k: v - stats.get(k, 0) for k, v in verifier.stats.items()},
                 "agree": sum(
                     (v or 0.0) == lab for v, lab in zip(scored.values, batch["labels"], strict=True)
@@ -234,7 +247,7 @@ def child(mode: str, tree: str, workers: int, args: argparse.Namespace, log: Any
         "--variants",
         args.variants,
     ]
-    command += ["--rows-per-worker", str(args.rows_per_worker)]
+    command += ["--rows-per-worker", str(args.rows_per_worker), "--gap", str(args.gap)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     # in the tree's folder: its worker host is started with ``python -m``, which imports from there first
     cwd = ROOT if mode == "peer" else Path(tree.partition(":")[0]).resolve()
@@ -287,11 +300,14 @@ def report(records: list[dict[str, Any]], trees: list[str], counts: list[int]) -
                     continue
                 cpu = {role: statistics.median(r["cpu"][role] for r in steps) for role in steps[0]["cpu"]}
                 spilled = [r["stats"].get("spilled", 0) for r in mine]
+                gap = [r.get("gap_cpu", {}).get("workers") for r in steps]
+                idle = "; workers' CPU s in the gaps " + ", ".join(f"{g or 0:.2f}" for g in gap)
+                idle = "" if None in gap else idle
                 agree = statistics.median(r["agree"] / r["rows"] for r in mine)
                 print(
                     f"    {Path(tree).name or tree} x{n}: CPU s a warm batch "
                     + ", ".join(f"{role} {s:.2f}" for role, s in cpu.items())
-                    + f"; spilled {spilled}; agreement {agree:.2%}; start {mine[0]['start_s']:.1f} s"
+                    + f"; spilled {spilled}; agreement {agree:.2%}; start {mine[0]['start_s']:.1f} s{idle}"
                 )
     if len(trees) >= 2:
         differ = 0
@@ -325,6 +341,7 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--rows-per-worker", type=int, default=500, help="no-repeats rows a worker")
     parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--gap", type=float, default=0.0, help="seconds idle before each warm batch (a step)")
     parser.add_argument("--also", nargs="*", default=[], help="more trees, e.g. PATH:whole (no streaming)")
     parser.add_argument("--workload", type=Path, default=DEFAULT_WORKLOAD)
     parser.add_argument("--out", type=Path, default=Path("."), help="where records.jsonl is written")
