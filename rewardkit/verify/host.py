@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import pickle
+import re
 import secrets
 import select
 import shutil
@@ -39,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, remaining_s
-from rewardkit.verify.plan import Plan
+from rewardkit.verify.guards import risk
+from rewardkit.verify.plan import RISKY, Plan
 
 __all__ = ["HostGone", "WorkerHost"]
 
@@ -52,6 +54,16 @@ STUCK_AFTER_S = 5.0  # a host that has not answered this long after the deadline
 POOL_START_S = 120.0  # the longest a pool's start is waited for
 READ_TIMEOUT_S = 30.0  # a chunk of rows not read in this long is read by the caller (reading is linear)
 READ_TAKEN_S = 0.5  # a read no worker has taken up by then (the pool is busy) is left to the caller
+# Shared lessons (Scheduler._leave): the forms of answers one worker met, parsed by every worker while the
+# pool is idle (REWARDKIT_MATH_LESSONS=0 turns them off). A text's form: the text with each run of digits
+# as 1 (the parser's tables see tokens, not values).
+LEARN_TEXTS = 1024  # texts a lesson at most (the oldest not yet taught)
+LEARN_CHARS = 300  # a longer text is not taught (its form is its own)
+LEARN_FORMS = 20_000  # forms the host remembers at most; later ones are not taught
+LEARN_SOFT_S = 0.5  # a text's parse in a lesson
+LEARN_HARD_S = 30.0  # a lesson's hard limit (it stops at its next text once a batch comes in)
+LEARN_HOLD_S = 0.02  # a lesson keeps its worker at least this long, so each idle worker takes one
+_DIGITS = re.compile(r"\d+")
 
 
 class HostGone(RuntimeError):
@@ -210,6 +222,12 @@ class Scheduler:
         context.set_forkserver_preload(["rewardkit.verify.worker", "rewardkit.verify.rows"])
         self._context = context
         self._up = threading.Event()
+        # lessons: set while a batch runs (a lesson stops at its next text), forms met, texts to teach
+        self._busy = context.Event()
+        self._teaches = workers > 1 and os.environ.get("REWARDKIT_MATH_LESSONS", "1").strip() != "0"
+        self._batches = 0
+        self._forms: set[str] = set()
+        self._untaught: list[str] = []
         threading.Thread(target=self._start_pools, daemon=True).start()
 
     def _start_pools(self) -> None:
@@ -232,7 +250,7 @@ class Scheduler:
                 pool = self._pools[kind] = pebble.ProcessPool(
                     max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
                     initializer=_worker_init,
-                    initargs=(self.memory_mb,),
+                    initargs=(self.memory_mb, self._busy),
                     context=self._context,
                 )
             return pool
@@ -253,11 +271,80 @@ class Scheduler:
     def close(self) -> None:
         with self._lock:
             pools, self._pools = list(self._pools.values()), {}
+            self._busy.set()
         for pool in pools:
             pool.stop()
             pool.join(timeout=10)
 
     def run(
+        self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
+    ) -> tuple[str, list[Result], dict[str, int]]:
+        """:meth:`_run`, with the pool's lessons held off while it runs and given once no batch runs."""
+        self._enter()
+        clean: list[str] = []  # texts of pairs judged within their limits: the only ones taught
+        try:
+            status, results, counters = self._run(pairs, timeout_s, soft_timeouts, deadline_s)
+            if status == "ok":
+                clean = [
+                    text
+                    for pair, (_, why) in zip(pairs, results, strict=True)
+                    if why is None
+                    for text in pair
+                ]
+            return status, results, counters
+        finally:
+            self._leave(clean)
+
+    # -- shared lessons: each worker process learns the parser's prediction tables on its own, a form of
+    # answer at a time (milliseconds each), so sixteen workers learnt the same forms sixteen times over a
+    # run's first batches. The forms met are taught to every worker while the pool is idle, as in training
+    # between two steps; a batch that comes in stops the lessons at their next text.
+    def _enter(self) -> None:
+        with self._lock:
+            self._batches += 1
+            self._busy.set()  # lessons running or waiting for a worker stop at once: nothing is killed
+
+    def _leave(self, texts: Sequence[str] = ()) -> None:
+        """A batch ended (``texts``: those judged within their limits; none for a read): remember their
+        forms not met before (short texts a guard finds no risk in), and once no batch runs, teach the
+        oldest forms not yet taught, a lesson (:func:`rewardkit.verify.worker.learn`) a worker."""
+        new: dict[str, str] = {}  # the forms of this batch not met before, and a text of each
+        if self._teaches and len(self._forms) < LEARN_FORMS:
+            for text in set(texts):
+                if len(text) <= LEARN_CHARS:
+                    form = _DIGITS.sub("1", text)
+                    if form not in self._forms and form not in new and risk(text) < RISKY:
+                        new[form] = text
+        with self._lock:
+            for form, text in new.items():
+                if len(self._forms) < LEARN_FORMS and form not in self._forms:
+                    self._forms.add(form)
+                    self._untaught.append(text)
+            self._batches -= 1
+            if self._batches or not texts or not self._untaught:
+                return
+            main = self._pools.get("main")
+            if main is None or not main.active:
+                return
+            self._busy.clear()
+            lesson = self._untaught[:LEARN_TEXTS]
+            lessons = [
+                main.schedule(_worker_learn, args=(lesson, LEARN_SOFT_S, LEARN_HOLD_S), timeout=LEARN_HARD_S)
+                for _ in range(self.workers)
+            ]
+        state = {"left": len(lessons), "failed": False}
+
+        def taught(done: Future[Any]) -> None:  # every lesson of the round ran to its end: taught
+            with self._lock:
+                state["left"] -= 1
+                state["failed"] |= done.cancelled() or done.exception() is not None or done.result() < 0
+                if state["left"] == 0 and not state["failed"] and self._untaught[: len(lesson)] == lesson:
+                    del self._untaught[: len(lesson)]
+
+        for future in lessons:
+            future.add_done_callback(taught)
+
+    def _run(
         self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
     ) -> tuple[str, list[Result], dict[str, int]]:
         """``("ok", results, counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (the
@@ -356,6 +443,15 @@ class Scheduler:
         (its tasks are cancelled). The caller reads what comes back unread itself (``read_failed``
         counts those chunks): one that failed, overran ``READ_TIMEOUT_S`` or what was left of the
         deadline, or that no worker took up within ``READ_TAKEN_S`` (every one busy)."""
+        self._enter()
+        try:
+            return self._read(chunks, how, deadline_s)
+        finally:
+            self._leave()
+
+    def _read(
+        self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None
+    ) -> tuple[str, list[bytes | None], dict[str, int]]:
         counters = {"read_failed": 0}
         if not self._up.is_set():  # the caller reads faster than the pools start
             return "cold", [], counters
@@ -409,10 +505,10 @@ def _outcome(future: Future[Result], counters: dict[str, int]) -> Result:
         return (None, "worker_crashed") if name == "ProcessExpired" else (False, f"verify_error:{name}")
 
 
-def _worker_init(memory_mb: int) -> None:
+def _worker_init(memory_mb: int, busy: Any = None) -> None:
     from rewardkit.verify.worker import init_worker
 
-    init_worker(memory_mb)
+    init_worker(memory_mb, busy)
 
 
 def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
@@ -432,6 +528,12 @@ def _worker_read(chunk: bytes, mode: str, rel_tol: float, max_chars: int) -> byt
     from rewardkit.verify.rows import read_rows
 
     return pickle.dumps(read_rows(pickle.loads(chunk), mode, rel_tol, max_chars), pickle.HIGHEST_PROTOCOL)
+
+
+def _worker_learn(texts: list[str], soft_timeout_s: float, hold_s: float) -> int:
+    from rewardkit.verify.worker import learn
+
+    return learn(texts, soft_timeout_s, hold_s)
 
 
 def _worker_ping() -> bool:

@@ -44,8 +44,11 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise SoftTimeout
 
 
-def init_worker(memory_mb: int) -> None:
-    """Pool initializer: cap the address space and install the alarm handler."""
+def init_worker(memory_mb: int, busy: Any = None) -> None:
+    """Pool initializer: cap the address space and install the alarm handler. ``busy`` (an event the host
+    sets while it runs a batch) stops :func:`learn` between two texts."""
+    global _busy
+    _busy = busy
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -88,6 +91,48 @@ def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | Non
         return _check(gold, prediction, soft_timeout_s)
     except SoftTimeout:  # also when the alarm lands while _check is already returning
         return False, "timeout"
+
+
+_busy: Any = None  # the host's "a batch is running" event (init_worker)
+# digests of the texts this worker has parsed to learn their forms (learn), at most LEARNT_MAX
+LEARNT_MAX = 100_000
+_learnt: set[bytes] = set()
+
+
+def learn(texts: list[str], soft_timeout_s: float, hold_s: float = 0.0) -> int:
+    """Parse the texts this worker has not learnt yet, so that the parser's prediction tables know their
+    forms before a batch brings them (other workers met them first; each process learns its own tables).
+    Each parse has ``soft_timeout_s``; it stops between two texts once the host's ``busy`` event is set (a
+    batch came in). It keeps the worker at least ``hold_s`` (so that each idle worker takes a lesson of the
+    host's, not one worker two). Nothing is kept but the parser's tables and SymPy's caches; the number
+    of texts parsed, or -1 when a batch stopped it first."""
+    start = time.monotonic()
+    parsed = 0
+    for text in texts:
+        if _busy is not None and _busy.is_set():
+            return -1
+        key = text_digest(text)
+        if key in _learnt or len(_learnt) >= LEARNT_MAX:
+            continue
+        _learnt.add(key)
+        try:
+            _parse_within(text, soft_timeout_s)
+        except SoftTimeout:  # also when the alarm lands as the parse returns
+            pass
+        parsed += 1
+    while time.monotonic() - start < hold_s and not (_busy is not None and _busy.is_set()):
+        time.sleep(0.002)
+    return parsed
+
+
+def _parse_within(text: str, soft_timeout_s: float) -> None:
+    signal.setitimer(signal.ITIMER_REAL, max(soft_timeout_s, 0.001))
+    try:
+        _parse_answer(text)
+    except Exception:  # a text that cannot be read teaches nothing more
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 MIN_LEFT_S = 0.05  # a later pair of a task starts only with this much of the task's soft limit left
