@@ -6,6 +6,7 @@ Real pebble pools of two workers, real Math-Verify; the lessons' effect on speed
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 import threading
 import time
@@ -93,7 +94,7 @@ def test_a_batchs_forms_are_taught_to_every_worker_once_the_pool_is_idle(schedul
 @pytest.mark.timeout(180)
 def test_a_batch_that_comes_in_stops_a_lesson_at_its_next_text(scheduler: Scheduler) -> None:
     texts = forms(3000)
-    scheduler._busy.clear()
+    scheduler._busy.value = 0
     lesson = scheduler.pool("main").schedule(_worker_learn, args=(texts, 0.5, 0.0), timeout=60)
     assert wait_until(lesson.running, 30)
     time.sleep(0.2)
@@ -108,13 +109,13 @@ def test_a_batch_that_comes_in_stops_a_lesson_at_its_next_text(scheduler: Schedu
 def test_learn_parses_what_its_worker_has_not_learnt_and_stops_when_the_pool_is_busy(alarm: None) -> None:
     from rewardkit.verify import worker
 
-    busy = threading.Event()
+    busy = multiprocessing.RawValue("b", 0)
     worker.init_worker(0, busy)
     try:
         texts = forms(40, seed=11)
         assert worker.learn(texts, 0.5) == 40
         assert worker.learn([*texts, "\\frac{a}{b}"], 0.5) == 1  # only the new one
-        busy.set()
+        busy.value = 1
         assert worker.learn(forms(5, seed=12), 0.5) == -1  # a batch came in: nothing parsed
     finally:
         worker.init_worker(0)
@@ -138,12 +139,12 @@ def test_a_pool_that_does_not_teach_remembers_nothing(monkeypatch: pytest.Monkey
             raise AssertionError("no task expected")
 
     one = Scheduler.__new__(Scheduler)
-    one.workers, one._lock, one._busy = 1, threading.Lock(), threading.Event()  # type: ignore[assignment]
+    one.workers, one._lock, one._busy = 1, threading.Lock(), multiprocessing.RawValue("b", 0)
     one._teaches, one._batches, one._forms, one._untaught, one._pools = False, 1, set(), [], {"main": Pool()}
     one._leave([text for pair in PAIRS for text in pair])
     assert one._forms == set() and one._untaught == [] and scheduled == []
     two = Scheduler.__new__(Scheduler)
-    two.workers, two._lock, two._busy = 2, threading.Lock(), threading.Event()  # type: ignore[assignment]
+    two.workers, two._lock, two._busy = 2, threading.Lock(), multiprocessing.RawValue("b", 0)
     two._teaches, two._batches, two._forms, two._untaught, two._pools = True, 2, set(), [], {"main": Pool()}
     two._leave(["x+1"])  # another batch still runs: the form is remembered, no lesson yet
     assert two._untaught == ["x+1"] and scheduled == [] and two._batches == 1

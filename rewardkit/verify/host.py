@@ -222,8 +222,10 @@ class Scheduler:
         context.set_forkserver_preload(["rewardkit.verify.worker", "rewardkit.verify.rows"])
         self._context = context
         self._up = threading.Event()
-        # lessons: set while a batch runs (a lesson stops at its next text), forms met, texts to teach
-        self._busy = context.Event()
+        # lessons: 1 while a batch runs (a lesson stops at its next text), forms met, texts to teach. A byte
+        # of shared memory, not an Event: that would leave semaphores for the resource tracker to warn about
+        # when the host exits
+        self._busy = context.RawValue("b", 0)
         self._teaches = workers > 1 and os.environ.get("REWARDKIT_MATH_LESSONS", "1").strip() != "0"
         self._batches = 0
         self._forms: set[str] = set()
@@ -271,7 +273,7 @@ class Scheduler:
     def close(self) -> None:
         with self._lock:
             pools, self._pools = list(self._pools.values()), {}
-            self._busy.set()
+            self._busy.value = 1
         for pool in pools:
             pool.stop()
             pool.join(timeout=10)
@@ -302,7 +304,7 @@ class Scheduler:
     def _enter(self) -> None:
         with self._lock:
             self._batches += 1
-            self._busy.set()  # lessons running or waiting for a worker stop at once: nothing is killed
+            self._busy.value = 1  # lessons running or waiting for a worker stop at once: nothing is killed
 
     def _leave(self, texts: Sequence[str] = ()) -> None:
         """A batch ended (``texts``: those judged within their limits; none for a read): remember their
@@ -326,7 +328,7 @@ class Scheduler:
             main = self._pools.get("main")
             if main is None or not main.active:
                 return
-            self._busy.clear()
+            self._busy.value = 0
             lesson = self._untaught[:LEARN_TEXTS]
             lessons = [
                 main.schedule(_worker_learn, args=(lesson, LEARN_SOFT_S, LEARN_HOLD_S), timeout=LEARN_HARD_S)

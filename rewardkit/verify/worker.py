@@ -45,8 +45,8 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
 
 
 def init_worker(memory_mb: int, busy: Any = None) -> None:
-    """Pool initializer: cap the address space and install the alarm handler. ``busy`` (an event the host
-    sets while it runs a batch) stops :func:`learn` between two texts."""
+    """Pool initializer: cap the address space and install the alarm handler. ``busy`` (a shared byte the
+    host sets to 1 while it runs a batch) stops :func:`learn` between two texts."""
     global _busy
     _busy = busy
     if memory_mb > 0:
@@ -93,7 +93,7 @@ def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | Non
         return False, "timeout"
 
 
-_busy: Any = None  # the host's "a batch is running" event (init_worker)
+_busy: Any = None  # the host's "a batch is running" flag, a shared byte (init_worker)
 # digests of the texts this worker has parsed to learn their forms (learn), at most LEARNT_MAX
 LEARNT_MAX = 100_000
 _learnt: set[bytes] = set()
@@ -109,7 +109,7 @@ def learn(texts: list[str], soft_timeout_s: float, hold_s: float = 0.0) -> int:
     start = time.monotonic()
     parsed = 0
     for text in texts:
-        if _busy is not None and _busy.is_set():
+        if _is_busy():
             return -1
         key = text_digest(text)
         if key in _learnt or len(_learnt) >= LEARNT_MAX:
@@ -120,9 +120,13 @@ def learn(texts: list[str], soft_timeout_s: float, hold_s: float = 0.0) -> int:
         except SoftTimeout:  # also when the alarm lands as the parse returns
             pass
         parsed += 1
-    while time.monotonic() - start < hold_s and not (_busy is not None and _busy.is_set()):
+    while time.monotonic() - start < hold_s and not _is_busy():
         time.sleep(0.002)
     return parsed
+
+
+def _is_busy() -> bool:
+    return _busy is not None and bool(_busy.value)
 
 
 def _parse_within(text: str, soft_timeout_s: float) -> None:
