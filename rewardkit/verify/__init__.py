@@ -85,7 +85,10 @@ thread but the main one (a FastAPI handler, a Ray worker) and cannot interrupt C
   skip it), where a ``timeout`` scores 0.0 (too costly to check is wrong, as peers score it). SymPy objects
   never leave the workers. The pools live in a helper process started with ``python -m rewardkit.verify``,
   so the workers never import your training script; it exits with your process, and ``ready()`` is true
-  once it and its pools are up;
+  once it and its pools are up. Each worker learns the parser's tables for each form of answer it meets (a
+  few milliseconds a form); while the pool is idle between batches, every worker parses the forms the others
+  met (shared lessons, stopped by the next batch at their next text; ``REWARDKIT_MATH_LESSONS=0`` turns
+  them off);
 - keeps a request's deadline (:func:`rewardkit.core.deadline`): checked at every item in your process, and
   in the worker host, which a restart does not give a fresh budget;
 - gives every item a reason you can read: ``score_detailed(...)`` returns ``no_answer``, ``timeout``,

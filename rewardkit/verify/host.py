@@ -13,7 +13,9 @@ stuck worker (and nothing has to be cancelled: pebble cancels by killing). A tas
 several pairs sharing a gold within one soft limit (:mod:`rewardkit.verify.plan`). While main workers are
 stuck on pairs past ``slow_after`` (for a task of several, longer in proportion), the spill pool runs the rest
 of the batch, so a few slow pairs delay it by about their own hard limit, while normal work keeps its warm
-caches on the main pool. Both pools start with the host, so no batch waits for them. A pair whose worker died
+caches on the main pool. Both pools start with the host, so no batch waits for them. Once no batch runs, the
+forms of answers the last batches brought are taught to every main worker (shared lessons: see
+``Scheduler._leave``); the next batch stops them at their next text. A pair whose worker died
 under it runs once more before it is ``worker_crashed`` (no verdict), and a batch whose host died is sent once
 more to a new host with what is left of the request's deadline, never a fresh one.
 """
