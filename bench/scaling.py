@@ -124,7 +124,8 @@ def measure(args: argparse.Namespace) -> None:
     from rewardkit.verify import get_verifier
 
     measured = Path(rewardkit.__file__).resolve().parents[1]
-    assert measured == Path(tree).resolve(), f"measuring {measured}, not {tree}"
+    if measured != Path(tree).resolve():
+        raise SystemExit(f"measuring {measured}, not {tree}")
 
     if how == "whole":  # the rows of a batch all read before any pair goes to the workers (for a tree
         from rewardkit.rewards import math_equivalence  # that streams its batches; others read them whole)
@@ -262,6 +263,12 @@ def child(mode: str, tree: str, workers: int, args: argparse.Namespace, log: Any
     return records
 
 
+def resolved(tree: str) -> str:
+    """``PATH[:how]`` with PATH made absolute."""
+    path, colon, how = tree.partition(":")
+    return str(Path(path).resolve()) + colon + how
+
+
 def warm_rate(records: list[dict[str, Any]], tree: str, variant: str, workers: int) -> float | None:
     mine = [r for r in records if (r["tree"], r["variant"], r["workers"]) == (tree, variant, workers)]
     warm = [r["rows"] / r["seconds"] for r in mine if r["step"] >= (0 if tree == "peer" else 1)]
@@ -357,7 +364,8 @@ def main() -> None:
         (measure if args.measure else peer)(args)
         return
     counts = [int(n) for n in args.workers.split(",")]
-    trees = ([args.ref] if args.ref else []) + args.also + [str(ROOT)]
+    # absolute: each child runs in its tree's folder
+    trees = [resolved(t) for t in ([args.ref] if args.ref else []) + args.also] + [str(ROOT)]
     if args.report:
         saved = [json.loads(line) for path in args.report for line in path.read_text().splitlines() if line]
         found = [t for t in dict.fromkeys(r["tree"] for r in saved) if t != "peer"]

@@ -62,8 +62,9 @@ The rewards and what they read
   pair left to Math-Verify; in the workers for a large batch), ``verify/pool.py`` dedup, verdict cache and
   what goes to the workers, ``verify/host.py`` the worker host process (``python -m rewardkit.verify``,
   ``verify/__main__.py``) and its pebble pools, ``verify/plan.py`` which pairs go in a task, in what order,
-  ``verify/worker.py`` what runs in a worker, ``verify/latex.py`` latex2sympy as the workers run it (faster,
-  the same results)
+  ``verify/tasks.py`` the tasks the host schedules, ``verify/lessons.py`` forms of answers taught to idle
+  workers, ``verify/worker.py`` what runs in a worker, ``verify/latex.py`` latex2sympy as the workers run
+  it (faster, the same results)
 - ``judging/``: the judge's parts: ``judging/templates.py`` prompts and reading the score,
   ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache,
   ``judging/fence.py`` the completion and columns fenced as data, their markers neutralised,

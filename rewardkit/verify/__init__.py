@@ -110,9 +110,10 @@ refused before SymPy), :mod:`~rewardkit.verify.rows` (one row read: gold, answer
 guards; run in the workers for a large batch), :mod:`~rewardkit.verify.pool` (the math verifier: dedup,
 verdict cache, what goes to the workers), :mod:`~rewardkit.verify.host` (the worker host process,
 started with ``python -m rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.plan` (which
-pairs go in a task, in what order), :mod:`~rewardkit.verify.worker` (what
-runs in a worker: Math-Verify's parse, the numeric check, verify), :mod:`~rewardkit.verify.latex`
-(latex2sympy as the workers run it: two-stage parsing, plain numbers).
+pairs go in a task, in what order), :mod:`~rewardkit.verify.tasks` (the tasks it schedules),
+:mod:`~rewardkit.verify.lessons` (forms of answers taught to idle workers),
+:mod:`~rewardkit.verify.worker` (what runs in a worker: Math-Verify's parse, the numeric check, verify),
+:mod:`~rewardkit.verify.latex` (latex2sympy as the workers run it: two-stage parsing, plain numbers).
 """
 
 from rewardkit.verify.pool import (

@@ -13,11 +13,10 @@ stuck worker (and nothing has to be cancelled: pebble cancels by killing). A tas
 several pairs sharing a gold within one soft limit (:mod:`rewardkit.verify.plan`). While main workers are
 stuck on pairs past ``slow_after`` (for a task of several, longer in proportion), the spill pool runs the rest
 of the batch, so a few slow pairs delay it by about their own hard limit, while normal work keeps its warm
-caches on the main pool. Both pools start with the host, so no batch waits for them. Once no batch runs, the
-forms of answers the last batches brought are taught to every main worker (shared lessons: see
-``Scheduler._leave``); the next batch stops them at their next text. A pair whose worker died
-under it runs once more before it is ``worker_crashed`` (no verdict), and a batch whose host died is sent once
-more to a new host with what is left of the request's deadline, never a fresh one.
+caches on the main pool. Both pools start with the host, so no batch waits for them (nor for the lessons
+of :mod:`rewardkit.verify.lessons`, given while it idles). A pair whose worker died under it runs once more
+before it is ``worker_crashed`` (no verdict); a batch whose host died goes once more to a new host with what
+is left of the request's deadline.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import pickle
-import re
 import secrets
 import select
 import shutil
@@ -42,30 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, remaining_s
-from rewardkit.verify.guards import risk
-from rewardkit.verify.plan import RISKY, Plan
+from rewardkit.verify import tasks
+from rewardkit.verify.lessons import Teacher, gives_way, teaches
+from rewardkit.verify.plan import Plan
+from rewardkit.verify.tasks import Pair, Result
 
 __all__ = ["HostGone", "WorkerHost"]
-
-#: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
-Result = tuple[bool | None, str | None]
-Pair = tuple[str, str]  # (gold, prediction), both canonical
 
 
 STUCK_AFTER_S = 5.0  # a host that has not answered this long after the deadline is taken for stuck
 POOL_START_S = 120.0  # the longest a pool's start is waited for
 READ_TIMEOUT_S = 30.0  # a chunk of rows not read in this long is read by the caller (reading is linear)
 READ_TAKEN_S = 0.5  # a read no worker has taken up by then (the pool is busy) is left to the caller
-# Shared lessons (Scheduler._leave): the forms of answers one worker met, parsed by every worker while the
-# pool is idle (REWARDKIT_MATH_LESSONS=0 turns them off). A text's form: the text with each run of digits
-# as 1 (the parser's tables see tokens, not values).
-LEARN_TEXTS = 1024  # texts a lesson at most (the oldest not yet taught)
-LEARN_CHARS = 300  # a longer text is not taught (its form is its own)
-LEARN_FORMS = 20_000  # forms the host remembers at most; later ones are not taught
-LEARN_SOFT_S = 0.5  # a text's parse in a lesson
-LEARN_HARD_S = 30.0  # a lesson's hard limit (it stops at its next text once a batch comes in)
-LEARN_HOLD_S = 0.02  # a lesson keeps its worker at least this long, so each idle worker takes one
-_DIGITS = re.compile(r"\d+")
 
 
 class HostGone(RuntimeError):
@@ -224,21 +209,14 @@ class Scheduler:
         context.set_forkserver_preload(["rewardkit.verify.worker", "rewardkit.verify.rows"])
         self._context = context
         self._up = threading.Event()
-        # lessons: 1 while a batch runs (a lesson stops at its next text), forms met, texts to teach. A byte
-        # of shared memory, not an Event: that would leave semaphores for the resource tracker to warn about
-        # when the host exits
-        self._busy = context.RawValue("b", 0)
-        self._teaches = workers > 1 and os.environ.get("REWARDKIT_MATH_LESSONS", "1").strip() != "0"
-        self._batches = 0
-        self._forms: set[str] = set()
-        self._untaught: list[str] = []
+        self.teacher = Teacher(workers, context)
         threading.Thread(target=self._start_pools, daemon=True).start()
 
     def _start_pools(self) -> None:
         try:
-            self.pool("main").schedule(_worker_ping).result(timeout=POOL_START_S)
+            self.pool("main").schedule(tasks.ping).result(timeout=POOL_START_S)
             if self.overdue_slots:
-                self.pool("spill").schedule(_worker_ping).result(timeout=POOL_START_S)
+                self.pool("spill").schedule(tasks.ping).result(timeout=POOL_START_S)
         except Exception:  # a pool that did not start is started again by the next batch that needs it
             pass
         finally:
@@ -253,12 +231,13 @@ class Scheduler:
 
                 pool = self._pools[kind] = pebble.ProcessPool(
                     max_workers=self.workers if kind == "main" else max(self.overdue_slots, 1),
-                    initializer=_worker_init,
-                    initargs=(self.memory_mb, self._busy),
+                    initializer=tasks.init,
+                    initargs=(self.memory_mb, self.teacher.busy),
                     context=self._context,
                 )
             return pool
 
+    @gives_way
     def ping(self, timeout_s: float, deadline_s: float | None) -> bool:
         """Both pools up and a main worker judging a real pair right, within ``timeout_s`` (and the
         request's ``deadline_s``)."""
@@ -267,7 +246,7 @@ class Scheduler:
         if not self._up.wait(wait_s):
             return False
         try:
-            ready = self.pool().schedule(_worker_ready).result(timeout=max(0.0, end - time.monotonic()))
+            ready = self.pool().schedule(tasks.ready).result(timeout=max(0.0, end - time.monotonic()))
             return bool(ready)
         except Exception:
             return False
@@ -275,80 +254,13 @@ class Scheduler:
     def close(self) -> None:
         with self._lock:
             pools, self._pools = list(self._pools.values()), {}
-            self._busy.value = 1
+            self.teacher.busy.value = 1
         for pool in pools:
             pool.stop()
             pool.join(timeout=10)
 
+    @teaches
     def run(
-        self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
-    ) -> tuple[str, list[Result], dict[str, int]]:
-        """:meth:`_run`, with the pool's lessons held off while it runs and given once no batch runs."""
-        self._enter()
-        clean: list[str] = []  # texts of pairs judged within their limits: the only ones taught
-        try:
-            status, results, counters = self._run(pairs, timeout_s, soft_timeouts, deadline_s)
-            if status == "ok":
-                clean = [
-                    text
-                    for pair, (_, why) in zip(pairs, results, strict=True)
-                    if why is None
-                    for text in pair
-                ]
-            return status, results, counters
-        finally:
-            self._leave(clean)
-
-    # -- shared lessons: each worker process learns the parser's prediction tables on its own, a form of
-    # answer at a time (milliseconds each), so sixteen workers learnt the same forms sixteen times over a
-    # run's first batches. The forms met are taught to every worker while the pool is idle, as in training
-    # between two steps; a batch that comes in stops the lessons at their next text.
-    def _enter(self) -> None:
-        with self._lock:
-            self._batches += 1
-            self._busy.value = 1  # lessons running or waiting for a worker stop at once: nothing is killed
-
-    def _leave(self, texts: Sequence[str] = ()) -> None:
-        """A batch ended (``texts``: those judged within their limits; none for a read): remember their
-        forms not met before (short texts a guard finds no risk in), and once no batch runs, teach the
-        oldest forms not yet taught, a lesson (:func:`rewardkit.verify.worker.learn`) a worker."""
-        new: dict[str, str] = {}  # the forms of this batch not met before, and a text of each
-        if self._teaches and len(self._forms) < LEARN_FORMS:
-            for text in set(texts):
-                if len(text) <= LEARN_CHARS:
-                    form = _DIGITS.sub("1", text)
-                    if form not in self._forms and form not in new and risk(text) < RISKY:
-                        new[form] = text
-        with self._lock:
-            for form, text in new.items():
-                if len(self._forms) < LEARN_FORMS and form not in self._forms:
-                    self._forms.add(form)
-                    self._untaught.append(text)
-            self._batches -= 1
-            if self._batches or not texts or not self._untaught:
-                return
-            main = self._pools.get("main")
-            if main is None or not main.active:
-                return
-            self._busy.value = 0
-            lesson = self._untaught[:LEARN_TEXTS]
-            lessons = [
-                main.schedule(_worker_learn, args=(lesson, LEARN_SOFT_S, LEARN_HOLD_S), timeout=LEARN_HARD_S)
-                for _ in range(self.workers)
-            ]
-        state = {"left": len(lessons), "failed": False}
-
-        def taught(done: Future[Any]) -> None:  # every lesson of the round ran to its end: taught
-            with self._lock:
-                state["left"] -= 1
-                state["failed"] |= done.cancelled() or done.exception() is not None or done.result() < 0
-                if state["left"] == 0 and not state["failed"] and self._untaught[: len(lesson)] == lesson:
-                    del self._untaught[: len(lesson)]
-
-        for future in lessons:
-            future.add_done_callback(taught)
-
-    def _run(
         self, pairs: Sequence[Pair], timeout_s: float, soft_timeouts: bool, deadline_s: float | None
     ) -> tuple[str, list[Result], dict[str, int]]:
         """``("ok", results, counters)``, or ``("deadline", [], counters)`` when ``deadline_s`` passed (the
@@ -372,9 +284,9 @@ class Scheduler:
 
         def submit(pool: Any, task: list[int]) -> Future[Any]:
             if len(task) == 1:
-                return pool.schedule(_worker_check, args=(*pairs[task[0]], soft), timeout=timeout_s)  # type: ignore[no-any-return]
+                return pool.schedule(tasks.check, args=(*pairs[task[0]], soft), timeout=timeout_s)  # type: ignore[no-any-return]
             return pool.schedule(  # type: ignore[no-any-return]
-                _worker_check_many, args=([pairs[i] for i in task], soft), timeout=timeout_s
+                tasks.check_many, args=([pairs[i] for i in task], soft), timeout=timeout_s
             )
 
         while plan or on_main or on_spill:
@@ -438,6 +350,7 @@ class Scheduler:
             outcome = _outcome(future, counters)
             results.update((i, outcome) for i in task)
 
+    @gives_way
     def read(
         self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None
     ) -> tuple[str, list[bytes | None], dict[str, int]]:
@@ -447,15 +360,6 @@ class Scheduler:
         (its tasks are cancelled). The caller reads what comes back unread itself (``read_failed``
         counts those chunks): one that failed, overran ``READ_TIMEOUT_S`` or what was left of the
         deadline, or that no worker took up within ``READ_TAKEN_S`` (every one busy)."""
-        self._enter()
-        try:
-            return self._read(chunks, how, deadline_s)
-        finally:
-            self._leave()
-
-    def _read(
-        self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None
-    ) -> tuple[str, list[bytes | None], dict[str, int]]:
         counters = {"read_failed": 0}
         if not self._up.is_set():  # the caller reads faster than the pools start
             return "cold", [], counters
@@ -463,7 +367,7 @@ class Scheduler:
         end = None if deadline_s is None else now + deadline_s  # the one end of the whole request
         limit = READ_TIMEOUT_S if deadline_s is None else max(0.001, min(READ_TIMEOUT_S, deadline_s))
         main = self.pool("main")
-        futures = [main.schedule(_worker_read, args=(chunk, *how), timeout=limit) for chunk in chunks]
+        futures = [main.schedule(tasks.read, args=(chunk, *how), timeout=limit) for chunk in chunks]
         taken_by = now + READ_TAKEN_S
         waiting: set[Future[bytes]] = set(futures)
         while waiting:
@@ -507,47 +411,6 @@ def _outcome(future: Future[Result], counters: dict[str, int]) -> Result:
     except Exception as exc:
         name = type(exc).__name__
         return (None, "worker_crashed") if name == "ProcessExpired" else (False, f"verify_error:{name}")
-
-
-def _worker_init(memory_mb: int, busy: Any = None) -> None:
-    from rewardkit.verify.worker import init_worker
-
-    init_worker(memory_mb, busy)
-
-
-def _worker_check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
-    from rewardkit.verify.worker import check
-
-    return check(gold, prediction, soft_timeout_s)
-
-
-def _worker_check_many(pairs: list[Pair], soft_timeout_s: float) -> list[Result]:
-    from rewardkit.verify.worker import check_many
-
-    return check_many(pairs, soft_timeout_s)
-
-
-def _worker_read(chunk: bytes, mode: str, rel_tol: float, max_chars: int) -> bytes:
-    """A pickled chunk of rows (from the parent, which the host trusts) read, pickled for the parent."""
-    from rewardkit.verify.rows import read_rows
-
-    return pickle.dumps(read_rows(pickle.loads(chunk), mode, rel_tol, max_chars), pickle.HIGHEST_PROTOCOL)
-
-
-def _worker_learn(texts: list[str], soft_timeout_s: float, hold_s: float) -> int:
-    from rewardkit.verify.worker import learn
-
-    return learn(texts, soft_timeout_s, hold_s)
-
-
-def _worker_ping() -> bool:
-    return True
-
-
-def _worker_ready() -> bool:
-    from rewardkit.verify.worker import judges
-
-    return judges()
 
 
 def _serve_one(connection: Connection, scheduler: Scheduler) -> None:

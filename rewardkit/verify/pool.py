@@ -36,8 +36,9 @@ from typing import Any
 
 from rewardkit.core import DeadlineExceeded, Explained, Verdict, check_deadline, deadline
 from rewardkit.lru import LRUCache, text_digest
-from rewardkit.verify.host import HostGone, Result, WorkerHost
+from rewardkit.verify.host import HostGone, WorkerHost
 from rewardkit.verify.rows import MAX_GOLD_CHARS, Check, Pending, decide, read_rows
+from rewardkit.verify.tasks import Result
 
 __all__ = [
     "MAX_GOLD_CHARS",

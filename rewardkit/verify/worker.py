@@ -94,26 +94,32 @@ def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | Non
 
 
 _busy: Any = None  # the host's "a batch is running" flag, a shared byte (init_worker)
-# digests of the texts this worker has parsed to learn their forms (learn), at most LEARNT_MAX
+# digests of the texts this worker has parsed to learn their forms (learn); forgotten at LEARNT_MAX
 LEARNT_MAX = 100_000
 _learnt: set[bytes] = set()
 
 
-def learn(texts: list[str], soft_timeout_s: float, hold_s: float = 0.0) -> int:
+def learn(texts: list[str], soft_timeout_s: float, hold_s: float = 0.0, budget_s: float = 10.0) -> int:
     """Parse the texts this worker has not learnt yet, so that the parser's prediction tables know their
     forms before a batch brings them (other workers met them first; each process learns its own tables).
-    Each parse has ``soft_timeout_s``; it stops between two texts once the host's ``busy`` event is set (a
-    batch came in). It keeps the worker at least ``hold_s`` (so that each idle worker takes a lesson of the
-    host's, not one worker two). Nothing is kept but the parser's tables and SymPy's caches; the number
-    of texts parsed, or -1 when a batch stopped it first."""
+
+    Each parse has ``soft_timeout_s``, the whole lesson ``budget_s`` (then it ends, as if done: a lesson is
+    best effort, never a reason to kill a worker). It stops between two texts once the host's ``busy`` byte
+    is set (a batch came in), and keeps the worker at least ``hold_s`` (so that each idle worker takes a
+    lesson of the host's, not one worker two). Nothing is kept but the parser's tables and SymPy's caches.
+    The number of texts parsed, or -1 when a batch stopped it first."""
     start = time.monotonic()
     parsed = 0
     for text in texts:
         if _is_busy():
             return -1
+        if time.monotonic() - start > budget_s:
+            break
         key = text_digest(text)
-        if key in _learnt or len(_learnt) >= LEARNT_MAX:
+        if key in _learnt:
             continue
+        if len(_learnt) >= LEARNT_MAX:
+            _learnt.clear()
         _learnt.add(key)
         try:
             _parse_within(text, soft_timeout_s)
