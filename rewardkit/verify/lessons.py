@@ -100,13 +100,15 @@ class Teacher:
                 return
             self.busy.value = 0
             lesson = self.untaught[:LEARN_TEXTS]
-            args = (lesson, LEARN_SOFT_S, LEARN_HOLD_S, LEARN_BUDGET_S)
-            try:
-                if main is None or not main.active:
-                    return
-                lessons = [main.schedule(learn, args=args, timeout=LEARN_HARD_S) for _ in range(self.workers)]
-            except Exception:  # the pool broke as the batch ended: no lessons; the batch's results stand
+        # sent outside the lock (pebble's threads call back into it); a batch that comes in meanwhile sets
+        # busy again, and these lessons end at once, to be sent again
+        args = (lesson, LEARN_SOFT_S, LEARN_HOLD_S, LEARN_BUDGET_S)
+        try:
+            if main is None or not main.active:
                 return
+            lessons = [main.schedule(learn, args=args, timeout=LEARN_HARD_S) for _ in range(self.workers)]
+        except Exception:  # the pool broke as the batch ended: no lessons; the batch's results stand
+            return
         state = {"left": len(lessons), "stopped": False}
 
         def taught(done: Future[Any]) -> None:  # all ended, none stopped by a batch: taught
