@@ -63,12 +63,14 @@ bench: install
 	$(BIN)/python bench/math_throughput.py
 	$(BIN)/python bench/parsing.py
 	$(BIN)/python bench/verdicts.py
+	$(BIN)/python bench/label_audit.py
 	$(BIN)/python bench/service_overhead.py
 	$(BIN)/python bench/judge_throughput.py
 	$(BIN)/python bench/judge_fallback.py
 	$(BIN)/python bench/verl_adapter.py
 	$(BIN)/python bench/diagnose.py
 	$(BIN)/python bench/scale_out.py
+	$(BIN)/python bench/code_throughput.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
