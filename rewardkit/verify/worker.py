@@ -16,6 +16,8 @@ import signal
 import sys
 import time
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
@@ -136,13 +138,11 @@ def _is_busy() -> bool:
 
 
 def _parse_within(text: str, soft_timeout_s: float) -> None:
-    signal.setitimer(signal.ITIMER_REAL, max(soft_timeout_s, 0.001))
-    try:
-        _parse_answer(text)
-    except Exception:  # a text that cannot be read teaches nothing more
-        pass
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    with _alarm(soft_timeout_s):
+        try:
+            _parse_answer(text)
+        except Exception:  # a text that cannot be read teaches nothing more
+            pass
 
 
 MIN_LEFT_S = 0.05  # a later pair of a task starts only with this much of the task's soft limit left
@@ -167,24 +167,32 @@ def check_many(pairs: list[tuple[str, str]], soft_timeout_s: float) -> list[tupl
 
 
 def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
+    with _alarm(soft_timeout_s):
+        try:
+            gold_parsed = _parse_gold(gold)
+            if not gold_parsed:
+                return None, "gold_unparseable"
+            predicted = _parse_answer(prediction)
+            if not predicted:
+                return False, "unparseable_answer"
+            numeric = numeric_verdict(gold_parsed[0], predicted[0])
+            if numeric is not None:
+                return numeric, None
+            return bool(verify(gold_parsed, predicted, timeout_seconds=None)), None
+        except MemoryError:
+            return False, "memory_limit"
+        except RecursionError:
+            return False, "too_deep"
+        except Exception as exc:  # a parser bug on one answer is that answer's problem
+            return False, f"verify_error:{type(exc).__name__}"
+
+
+@contextmanager
+def _alarm(soft_timeout_s: float) -> Iterator[None]:
+    """The soft alarm (:class:`SoftTimeout`) set for the block, and cleared after it however it ends."""
     signal.setitimer(signal.ITIMER_REAL, max(soft_timeout_s, 0.001))
     try:
-        gold_parsed = _parse_gold(gold)
-        if not gold_parsed:
-            return None, "gold_unparseable"
-        predicted = _parse_answer(prediction)
-        if not predicted:
-            return False, "unparseable_answer"
-        numeric = numeric_verdict(gold_parsed[0], predicted[0])
-        if numeric is not None:
-            return numeric, None
-        return bool(verify(gold_parsed, predicted, timeout_seconds=None)), None
-    except MemoryError:
-        return False, "memory_limit"
-    except RecursionError:
-        return False, "too_deep"
-    except Exception as exc:  # a parser bug on one answer is that answer's problem
-        return False, f"verify_error:{type(exc).__name__}"
+        yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
