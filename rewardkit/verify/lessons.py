@@ -146,7 +146,7 @@ def teaches(method: _F) -> _F:
         clean: list[str] = []
         try:
             status, results, counters = method(self, pairs, *args)
-            if status == "ok":
+            if status == "ok" and self.teacher.teaches:  # (a pool that does not teach needs no texts)
                 judged = zip(pairs, results, strict=True)
                 clean = [text for pair, (_, why) in judged if why is None for text in pair]
             return status, results, counters
