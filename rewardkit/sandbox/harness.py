@@ -202,6 +202,23 @@ def _no_processes(program: bytes | None) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
 
 
+def _first_to_go() -> None:
+    """Ask the kernel to kill this test process, not the harness, when the sandbox's memory cgroup is full
+    (any process may raise its own ``oom_score_adj``; its ``/proc`` files are its own user's once it is
+    dumpable again, which it was not as a fork of the harness: nothing but itself runs as its user here)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
 def _frame(report: dict[str, Any]) -> bytes:
     """A report as the child sends it: its length, a newline, ``status NUL error NUL value``."""
     error = str(report.get("error", "")).replace("\0", " ")
@@ -231,6 +248,7 @@ def _child(
         for fd, target in ((fds[0], 1), (null, 2), (fds[1], 3), (fds[2], 4)):
             os.dup2(fd, target)
         os.closerange(5, 1 << 16)
+        _first_to_go()
         _set_limits(job, len(items) - start)
         _no_processes(job.get("seccomp"))
         stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115

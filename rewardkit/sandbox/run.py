@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.sandbox.bwrap import SandboxConfig, command
+from rewardkit.sandbox.cgroup import HARNESS_MB, Group, find_parent
 from rewardkit.sandbox.seccomp import no_process_filter
 
 __all__ = ["Limits", "RunResult", "SandboxError", "TestResult", "run_sandbox"]
@@ -107,6 +108,7 @@ class RunResult:
     detail: str | None = None
     startup_s: float | None = None  # spawn to the harness's first line: what bwrap and Python cost
     seconds: float = 0.0
+    oom_killed: bool = False  # the sandbox's memory cgroup reached its limit and the kernel killed in it
 
 
 def _test(line: Mapping[str, Any]) -> TestResult:
@@ -137,8 +139,11 @@ def _job_file(payload: bytes) -> int:
 class _Run:
     """The reading side of one sandbox: result lines, stderr, the end."""
 
-    def __init__(self, on_result: Callable[[TestResult], bool] | None, line_cap: int) -> None:
+    def __init__(
+        self, on_result: Callable[[TestResult], bool] | None, line_cap: int, group: Group | None = None
+    ) -> None:
         self.result = RunResult()
+        self.group = group
         self.on_result = on_result
         self.line_cap = line_cap
         self.buffer = bytearray()
@@ -177,12 +182,20 @@ class _Run:
             self.end("done")
         else:
             test = _test(line)
+            if test.status == "error" and test.error == "Signal: SIGKILL" and self._oom_killed():
+                test.status, test.error = "memory", None  # the kernel's kill for the cgroup's memory
             keep_going = self.on_result is None or self.on_result(test)
             if self.on_result is not None:
                 test.stdout = test.stdout[:KEPT_STDOUT]
             self.result.tests.append(test)
             if not keep_going:
                 self.end("stopped")
+
+
+    def _oom_killed(self) -> bool:
+        if self.group is not None and self.group.oom_killed():
+            self.result.oom_killed = True
+        return self.result.oom_killed
 
 
 def _reader(fd: int, take: Callable[[bytes], None], closed: Callable[[], None]) -> Callable[[], None]:
@@ -222,12 +235,20 @@ async def run_sandbox(
     payload = marshal.dumps(fields, 4)  # ValueError: not plain data
     line_cap = 12 * limits.output_bytes + (1 << 16)  # JSON escapes a byte into six at worst, twice
     loop = asyncio.get_running_loop()
-    run = _Run(on_result, line_cap)
     stdin = _job_file(payload)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     info_r, info_w = os.pipe()
     argv = command(config, disk_bytes=limits.disk_mb << 20, info_fd=info_w)
+    try:
+        group = _group(config, limits)
+    except OSError as exc:
+        for fd in (stdin, out_r, out_w, err_r, err_w, info_r, info_w):
+            os.close(fd)
+        raise SandboxError(f"could not make the sandbox's memory cgroup: {exc}") from None
+    run = _Run(on_result, line_cap, group)
+    if group is not None:  # the shell enters the cgroup, then becomes bwrap: nothing runs outside it
+        argv = ["/bin/sh", "-c", 'echo 0 >"$0" && exec "$@"', group.procs, *argv]
     try:
         proc = subprocess.Popen(  # noqa: S603 - our own argv; bwrap gets an empty environment
             argv,
@@ -242,6 +263,8 @@ async def run_sandbox(
     except OSError as exc:
         for fd in (out_r, err_r, info_r):
             os.close(fd)
+        if group is not None:
+            group.remove()
         raise SandboxError(f"could not start bwrap ({argv[0]}): {exc}") from None
     finally:
         for fd in (stdin, out_w, err_w, info_w):
@@ -272,6 +295,9 @@ async def run_sandbox(
             for fd in fds:
                 loop.remove_reader(fd)  # before closing: the number is soon another sandbox's
                 os.close(fd)
+            if group is not None:
+                run.result.oom_killed |= group.oom_killed()
+                group.remove()
     result = run.result
     result.seconds = time.monotonic() - run.started
     if result.ended == "crashed":
@@ -279,6 +305,17 @@ async def run_sandbox(
         if result.startup_s is None:
             raise SandboxError(f"the sandbox did not start: {result.detail.strip() or 'no message'}")
     return result
+
+
+def _group(config: SandboxConfig, limits: Limits) -> Group | None:
+    """The sandbox's memory cgroup, where the host lets the service make one (:mod:`.cgroup`)."""
+    try:
+        parent = find_parent(config.cgroup)
+    except ValueError as exc:
+        raise OSError(str(exc)) from None
+    if parent is None:
+        return None
+    return parent.make((limits.memory_mb + limits.disk_mb + HARNESS_MB) << 20)
 
 
 def _keep(buffer: bytearray, chunk: bytes) -> None:

@@ -13,13 +13,17 @@ test process before the program runs):
   ``clone``;
 - ``shmget`` and ``msgget`` (System V shared memory, which outlives its mapping, and message queues) and
   ``memfd_create`` (files in memory, ``RLIMIT_FSIZE`` each): ``EPERM``;
+- a namespace of its own: ``unshare``, ``setns``, and a thread's ``clone`` with any ``CLONE_NEW*`` flag
+  (a new user namespace gives a program the capabilities to mount a tmpfs of any size: memory that no
+  rlimit counts), and every way to mount (``mount``, ``umount2``, ``pivot_root``, the new mount API's
+  ``open_tree`` ... ``mount_setattr``): ``EPERM``;
 - every system call of another ABI (32-bit calls on x86-64, which a program could make): ``ENOSYS``.
 
 Only x86-64 and arm64 have one; elsewhere :func:`no_process_filter` is ``None`` and the harness forbids
 threads too (``RLIMIT_NPROC`` then leaves no room for a new task).
 
 >>> program = no_process_filter("x86_64")
->>> len(program) % 8, len(program) // 8 < 32, no_process_filter("s390x")
+>>> len(program) % 8, len(program) // 8 < 48, no_process_filter("s390x")
 (0, True, None)
 """
 
@@ -32,13 +36,21 @@ import struct
 __all__ = ["no_process_filter"]
 
 _CLONE_THREAD = 0x00010000
+# every CLONE_NEW* flag: NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
+_CLONE_NAMESPACES = (
+    0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+)
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: its system calls' numbers have this bit
 _ALLOW = 0x7FFF0000
 _ERRNO = 0x00050000
+# The new mount API (open_tree move_mount fsopen fsconfig fsmount fspick mount_setattr): one number on
+# every machine since Linux 5.2.
+_MOUNT_API = (428, 429, 430, 431, 432, 433, 442)
 # (audit architecture, clone, clone3, refused with EAGAIN, refused with EPERM) per machine
 _TABLES = {
-    "x86_64": (0xC000003E, 56, 435, (57, 58), (29, 68, 319)),  # fork vfork; shmget msgget memfd_create
-    "aarch64": (0xC00000B7, 220, 435, (), (194, 186, 279)),
+    # fork vfork; shmget msgget memfd_create, unshare setns mount umount2 pivot_root
+    "x86_64": (0xC000003E, 56, 435, (57, 58), (29, 68, 319, 272, 308, 165, 166, 155, *_MOUNT_API)),
+    "aarch64": (0xC00000B7, 220, 435, (), (194, 186, 279, 97, 268, 40, 39, 41, *_MOUNT_API)),
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 # classic BPF opcodes: load a word of seccomp_data, jumps if equal / greater or equal / any bit set, return
@@ -85,6 +97,7 @@ def no_process_filter(machine: str | None = None) -> bytes | None:
         (_RET, "", "", _ALLOW),
         "clone",
         (_LOAD, "", "", _ARG0),
+        (_JSET, "perm", "", _CLONE_NAMESPACES),
         (_JSET, "allow", "again", _CLONE_THREAD),
     ]
     steps += ["allow", (_RET, "", "", _ALLOW), "again", (_RET, "", "", _ERRNO | errno.EAGAIN)]

@@ -1,10 +1,10 @@
-"""A service running as a normal user scores three attacks; ``test_sandbox_escape`` runs this file as user
+"""A service running as a normal user scores the attacks; ``test_sandbox_escape`` runs this file as user
 65534 (its argv: the directories to import rewardkit and its dependencies from) and reads the last line.
 
 Printed: ``[values, reasons, details]`` as JSON for the attacks (forge the harness's results, find the
 service's secret from ``REWARDKIT_API_TOKEN`` in any ``/proc/*/environ``, start a process, hold memory
-outside the address space). The escape suite runs ``FORGE``, ``PROCESSES`` and ``OUTSIDE_MEMORY`` under a
-root service too.
+outside the address space, then each of ``memory_attacks.ATTACKS``). The escape suite runs ``FORGE``,
+``PROCESSES``, ``OUTSIDE_MEMORY`` and the memory attacks under a root service too.
 """
 
 from __future__ import annotations
@@ -97,8 +97,11 @@ def main() -> None:
     from rewardkit import get
 
     secret = os.environ["REWARDKIT_API_TOKEN"]
+    from tests.security.memory_attacks import ATTACKS
+
     programs = [FORGE, ENVIRON.replace("SECRET", repr(secret[::-1]) + "[::-1]"), PROCESSES, OUTSIDE_MEMORY]
-    outputs = ("EXPECTED-7f3a", "BLOCKED", "BLOCKED", "BLOCKED")
+    programs += ATTACKS.values()  # memory no address space counts (issue 33)
+    outputs = ("EXPECTED-7f3a", "BLOCKED", "BLOCKED", "BLOCKED", *["BLOCKED"] * len(ATTACKS))
     tests = [{"inputs": [""], "outputs": [out]} for out in outputs]
     reward = get("code", python="/usr/bin/python3", timeout_s=3)
     scored = reward.score_detailed([f"```python\n{p}\n```" for p in programs], tests=tests)

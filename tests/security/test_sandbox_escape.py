@@ -26,7 +26,9 @@ import pytest
 import rewardkit.rewards.code  # noqa: F401 - registers "code"
 from rewardkit import get
 from rewardkit.core import Scored
+from tests.security.memory_attacks import ATTACKS, CAP_MB
 from tests.security.sandbox_unprivileged import FORGE, OUTSIDE_MEMORY, PROCESSES
+from tests.security.test_sandbox_memory import shmem_mb
 from tests.support.fake_judge import FakeJudge
 from tests.support.processes import DAEMON_MARKER, sandbox_rss_mb, settled
 
@@ -370,6 +372,17 @@ def test_an_unprivileged_service_gets_the_same_guarantees() -> None:
     program share a user: the program still cannot write the result pipe (the harness is PID 1 and runs
     from an execute-only interpreter, so it is not dumpable), read a secret nor fork without bound."""
     paths = [str(ROOT), *(p for p in sys.path if "site-packages" in p)]
+    base = peak = shmem_mb()
+    sampling = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not sampling.is_set():
+            peak = max(peak, shmem_mb())
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     run = subprocess.run(
         ["/usr/bin/python3", str(Path(__file__).with_name("sandbox_unprivileged.py")), *paths],
         capture_output=True,
@@ -381,7 +394,10 @@ def test_an_unprivileged_service_gets_the_same_guarantees() -> None:
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "REWARDKIT_API_TOKEN": SECRET},
         cwd="/",
     )
+    sampling.set()
+    sampler.join()
     assert run.returncode == 0, run.stderr[-3000:]
     values, reasons, details = json.loads(run.stdout.splitlines()[-1])
-    assert values == [0.0, 1.0, 1.0, 1.0], (reasons, details)
+    assert values == [0.0, 1.0, 1.0, 1.0] + [1.0] * len(ATTACKS), (reasons, details)
+    assert peak - base < CAP_MB, f"the host's shared memory rose {peak - base:.0f} MB"
     assert reasons[0] == "wrong_answer:0"

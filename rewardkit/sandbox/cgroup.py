@@ -1,0 +1,251 @@
+"""A sandbox's whole memory bounded by a cgroup: every process, tmpfs page, pipe and kernel object in one sum.
+
+``RLIMIT_AS`` bounds one process's address space; what a program makes the kernel hold for it elsewhere
+(its ``/tmp`` files, pipe buffers, kernel objects) no rlimit counts. A memory cgroup counts all of it, and
+the kernel holds it to the limit (reclaiming, then killing within the group, the test process first: it
+asks for that with ``oom_score_adj``). Where the host lets the service make cgroups, each sandbox gets one
+of its own, under a parent this module finds:
+
+- ``"auto"`` (the default): the service's own memory cgroup when it may make children there — cgroup v1's
+  ``memory`` hierarchy, or a cgroup v2 directory whose ``cgroup.subtree_control`` has (or takes)
+  ``memory``; otherwise none;
+- a path: a delegated cgroup (v1 or v2) the operator made for sandboxes (``REWARDKIT_PARAMS``'s
+  ``{"code": {"cgroup": "/sys/fs/cgroup/rewardkit"}}``); it must work, or the sandbox refuses to start;
+- ``"off"``: none.
+
+Without one, the bound is the rlimits' and the seccomp filter's (:mod:`rewardkit.sandbox.seccomp`): no
+process, no memory outside the address space, ``/tmp`` capped. :func:`memory_bound` says which is in force
+(``/readyz`` shows it).
+
+The limit is ``memory_mb`` + ``disk_mb`` + :data:`HARNESS_MB` (the harness and interpreter, the test's pipes);
+swap is refused where the host has it. bwrap enters the cgroup before it starts (a shell writes ``0`` to
+``cgroup.procs`` and becomes bwrap), so nothing of the sandbox runs outside it. An out-of-memory kill shows
+in the cgroup's counters: :meth:`Group.oom_killed`.
+
+>>> find_parent("off") is None
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+
+__all__ = ["HARNESS_MB", "Group", "Parent", "find_parent", "memory_bound"]
+
+HARNESS_MB = 64
+_PREFIX = "rk-sandbox-"
+
+
+@dataclass(frozen=True)
+class Parent:
+    """Where sandboxes' cgroups are made: a directory of cgroup ``version`` 1 or 2."""
+
+    path: str
+    version: int
+
+    def make(self, limit_bytes: int) -> Group:
+        """A new cgroup for one sandbox, limited to ``limit_bytes``; ``OSError`` when the host refuses."""
+        path = os.path.join(self.path, _PREFIX + secrets.token_hex(6))
+        os.mkdir(path)
+        group = Group(path, self.version)
+        try:
+            if self.version == 2:
+                _write(path, "memory.max", str(limit_bytes))
+                _write(path, "memory.swap.max", "0", optional=True)
+                _write(path, "memory.oom.group", "0", optional=True)
+            else:
+                _write(path, "memory.limit_in_bytes", str(limit_bytes))
+                _write(path, "memory.memsw.limit_in_bytes", str(limit_bytes), optional=True)
+        except OSError:
+            group.remove()
+            raise
+        return group
+
+
+@dataclass
+class Group:
+    """One sandbox's cgroup."""
+
+    path: str
+    version: int
+
+    @property
+    def procs(self) -> str:
+        """The file a process writes ``0`` to, to enter the group."""
+        return os.path.join(self.path, "cgroup.procs")
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the group for its memory."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            with open(os.path.join(self.path, name)) as file:
+                fields = dict(line.split() for line in file if len(line.split()) == 2)
+        except OSError:
+            return False
+        return int(fields.get("oom_kill", "0")) > 0
+
+    def peak_bytes(self) -> int | None:
+        """The most memory the group held (``None`` where the kernel does not say)."""
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        try:
+            with open(os.path.join(self.path, name)) as file:
+                return int(file.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def remove(self) -> None:
+        """Remove the group; one its processes still hold for a moment (the kernel frees them just after the
+        sandbox ends) is removed at a later call, never waited for."""
+        with _left_lock:
+            _left.add(self.path)
+            for path in list(_left):
+                try:
+                    os.rmdir(path)
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    continue
+                _left.discard(path)
+
+
+_left: set[str] = set()  # groups not removed yet
+_left_lock = threading.Lock()
+
+
+def _write(folder: str, name: str, value: str, optional: bool = False) -> None:
+    try:
+        with open(os.path.join(folder, name), "w") as file:
+            file.write(value)
+    except FileNotFoundError:
+        if not optional:
+            raise
+    except OSError:
+        if not optional or name == "memory.max":
+            raise
+
+
+def _mounts() -> dict[str, str]:
+    """Mount points of cgroup file systems: ``{"2": path}`` for v2, ``{"memory": path}`` for v1's."""
+    found: dict[str, str] = {}
+    try:
+        with open("/proc/self/mountinfo") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        point = fields[4].replace("\\040", " ")
+        if tail[0] == "cgroup2":
+            found.setdefault("2", point)
+        elif tail[0] == "cgroup" and "memory" in tail[2].split(","):
+            found.setdefault("memory", point)
+    return found
+
+
+def _own() -> dict[str, str]:
+    """This process's cgroups: ``{"2": path}`` and ``{"memory": path}`` from ``/proc/self/cgroup``."""
+    found: dict[str, str] = {}
+    try:
+        with open("/proc/self/cgroup") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            found["2"] = parts[2]
+        elif "memory" in parts[1].split(","):
+            found["memory"] = parts[2]
+    return found
+
+
+def _usable(parent: Parent) -> bool:
+    """Whether a sandbox's cgroup can be made, limited and entered under ``parent`` (tried once)."""
+    try:
+        group = parent.make(64 << 20)
+    except OSError:
+        return False
+    try:
+        return os.access(group.procs, os.W_OK)
+    finally:
+        group.remove()
+
+
+def _v2_parent(path: str) -> Parent | None:
+    """A cgroup v2 directory whose children may have a memory limit (``+memory`` given where it may be)."""
+    try:
+        with open(os.path.join(path, "cgroup.subtree_control")) as file:
+            enabled = file.read().split()
+        if "memory" not in enabled:
+            with open(os.path.join(path, "cgroup.subtree_control"), "w") as file:
+                file.write("+memory")  # refused (EBUSY) where the service itself lives in this cgroup
+    except OSError:
+        return None
+    return Parent(path, 2)
+
+
+@functools.cache
+def find_parent(setting: str = "auto") -> Parent | None:
+    """Where this process makes its sandboxes' cgroups (see the module's docstring), or ``None``.
+
+    Raises:
+        ValueError: ``setting`` names a path that is no usable cgroup.
+    """
+    if setting == "off":
+        return None
+    mounts = _mounts()
+    if setting != "auto":
+        path = os.path.realpath(setting)
+        version = 2 if os.path.exists(os.path.join(path, "cgroup.controllers")) else 1
+        parent = _v2_parent(path) if version == 2 else Parent(path, 1)
+        if parent is None or not _usable(parent):
+            raise ValueError(
+                f"code: cgroup {setting!r} is not a cgroup this service may make memory-limited children "
+                "in (cgroup v2: a delegated directory with 'memory' in cgroup.subtree_control and no "
+                "process of its own; cgroup v1: a writable directory of the memory hierarchy)"
+            )
+        return parent
+    own = _own()
+    candidates: list[Parent | None] = []
+    if "2" in mounts and "2" in own:
+        candidates.append(_v2_parent(os.path.join(mounts["2"], own["2"].lstrip("/"))))
+    if "memory" in mounts and "memory" in own:
+        candidates.append(Parent(os.path.join(mounts["memory"], own["memory"].lstrip("/")), 1))
+    for parent in candidates:
+        if parent is not None and _usable(parent):
+            sweep(parent)
+            return parent
+    return None
+
+
+def sweep(parent: Parent) -> None:
+    """Remove sandbox cgroups a run could not remove (empty ones; busy ones are left)."""
+    try:
+        names = [name for name in os.listdir(parent.path) if name.startswith(_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.rmdir(os.path.join(parent.path, name))
+        except OSError:
+            pass
+
+
+def memory_bound(setting: str = "auto") -> str:
+    """Which bound holds a sandbox's memory here, in words (``/readyz`` shows it)."""
+    try:
+        parent = find_parent(setting)
+    except ValueError as exc:
+        return f"none: {exc}"
+    if parent is None:
+        return "rlimits and seccomp (no cgroup this service may make children in)"
+    return f"cgroup v{parent.version} ({parent.path})"
