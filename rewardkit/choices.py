@@ -16,11 +16,11 @@ full stop), and numeric option texts by value (``3,628,800`` is option ``3628800
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 
 from rewardkit.extract import QUALIFIED as _QUALIFIED
+from rewardkit.jsontext import JSONTextError, read_json
 from rewardkit.verify.fastpath import fast_verdict
 from rewardkit.verify.normalise import canonical
 
@@ -37,6 +37,8 @@ __all__ = [
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_OPTIONS = len(LETTERS)
 MAX_OPTION_CHARS = 2_000
+#: The longest ``choices`` column read as JSON text (26 options of MAX_OPTION_CHARS, escaped, fit many times).
+MAX_CHOICES_CHARS = 1_000_000
 
 # A letter alone or leading an option's text: "B", "(B)", "B.", "B)", "[B]", "\text{B}", "**B**",
 # "Option B", "choice (B):", then what follows it.
@@ -53,11 +55,12 @@ _MATH_MARKS = re.compile(r"\$|\\[,;:! ]|\\left|\\right|\\text\s*\{([^{}]*)\}|\*\
 
 def read_choices(value: object) -> dict[str, str] | None:
     """The options of one row as ``{letter: text}``, or ``None`` when there are none (or they are not
-    options: a bare string that is not a JSON list, more than 26, one that is not text or a number)."""
+    options: a bare string that is not a JSON list, more than 26, one that is not text or a number). JSON
+    text is read within bounds (:func:`rewardkit.jsontext.read_json`: :data:`MAX_CHOICES_CHARS`, nesting)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+            value = read_json(value, max_chars=MAX_CHOICES_CHARS)
+        except JSONTextError:  # not JSON, too long, or nested too deep: no options
             return None
     if isinstance(value, Mapping):
         items = [(str(k).strip().upper(), v) for k, v in value.items()]

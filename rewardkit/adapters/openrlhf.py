@@ -32,7 +32,6 @@ that sample ``None``, sent as 0.0 (OpenRLHF makes tensors of the answer).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -41,6 +40,7 @@ from rewardkit.adapters.env import reward_from_env
 from rewardkit.engine import BatchResult, result_keys, score_batch
 from rewardkit.extract import strip_special_tail
 from rewardkit.golds import GoldCheck
+from rewardkit.jsontext import JSONTextError, read_json
 
 __all__ = [
     "GOLD_HINT",
@@ -73,8 +73,8 @@ def _label_columns(label: Any) -> dict[str, Any] | None:
         return dict(label)
     if isinstance(label, str) and label.lstrip().startswith("{"):
         try:
-            parsed = json.loads(label)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: a plain label
+            parsed = read_json(label)  # bounded: the text's length and nesting (rewardkit.jsontext)
+        except JSONTextError:  # not JSON, too long, or nested too deep: a plain label
             return None
         return dict(parsed) if isinstance(parsed, dict) else None
     return None

@@ -8,7 +8,6 @@ rational arithmetic (never ``eval``). Nothing recurses, and answers over 1,000 c
 from __future__ import annotations
 
 import functools
-import json
 import math
 import operator
 import re
@@ -19,6 +18,7 @@ from typing import Any
 
 from rewardkit.core import Completion, ItemReward, Verdict, binary_values, finite_number
 from rewardkit.extract import last_tag_block
+from rewardkit.jsontext import JSONTextError, read_json
 from rewardkit.registry import named, register
 
 __all__ = [
@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 MAX_ANSWER_CHARS = 1000
+#: The longest ``nums`` read as JSON text (far more numbers than an answer of MAX_ANSWER_CHARS can use).
+MAX_NUMS_CHARS = 100_000
 
 _LATEX = (("\\times", "*"), ("\\cdot", "*"), ("\\div", "/"))
 _UNICODE = str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-"})
@@ -185,7 +187,9 @@ _cached_target = functools.lru_cache(maxsize=4096, typed=True)(parse_target)  # 
 
 
 def parse_nums(value: object) -> list[int] | None:
-    """``nums`` as a list of ints: a list of ints (or int-valued floats / digit strings) or a JSON string.
+    """``nums`` as a list of ints: a list of ints (or int-valued floats / digit strings) or a JSON string
+    (read within bounds: :data:`MAX_NUMS_CHARS`, :func:`rewardkit.jsontext.read_json`'s nesting); ``None``
+    for anything else.
 
     >>> parse_nums([3, 5, 7]), parse_nums("[3, 5, 7]"), parse_nums("3 5 7")
     ([3, 5, 7], [3, 5, 7], None)
@@ -194,8 +198,8 @@ def parse_nums(value: object) -> list[int] | None:
         return value  # the common case, checked cheaply
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = read_json(value, max_chars=MAX_NUMS_CHARS)
+        except JSONTextError:  # not JSON, too long, or nested too deep (a RecursionError before)
             return None
     if hasattr(value, "tolist") and not isinstance(value, list | tuple):
         value = value.tolist()  # numpy arrays

@@ -11,7 +11,10 @@
   ``check(<entry_point>)``, is one test) or a list of assert statements (MBPP's ``test_list``: each is one
   test), run after the program in its namespace.
 
-A JSON text of any of these is read first. What cannot be read raises :class:`TestFormatError`.
+A JSON text of any of these is read first, within bounds (:func:`rewardkit.jsontext.read_json`: at most
+``max_chars`` characters and :data:`~rewardkit.jsontext.MAX_DEPTH` levels of nesting); tests already parsed
+(nested lists in a request's body, or objects from Python) are measured the same way, without recursion.
+What cannot be read raises :class:`TestFormatError`.
 
 >>> read_cases('{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}')
 Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None)
@@ -27,6 +30,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from rewardkit.jsontext import MAX_CHARS, JSONTextError, check_depth, read_json
 
 __all__ = ["Cases", "TestFormatError", "UnsupportedLanguage", "read_cases"]
 
@@ -144,15 +149,21 @@ def read_cases(value: Any, *, entry_point: str | None = None, max_chars: int | N
     """A row's tests in any format of the module's docstring (a dict, a list or their JSON text).
 
     ``entry_point`` is HumanEval's, when it comes as a column of its own. ``max_chars`` bounds the tests'
-    size. Raises :class:`TestFormatError` (a ``ValueError``) naming what is wrong.
+    size (``None``: :data:`~rewardkit.jsontext.MAX_CHARS`). Raises :class:`TestFormatError` (a
+    ``ValueError``) naming what is wrong.
+
+    >>> read_cases("[" * 200_000 + "]" * 200_000)
+    Traceback (most recent call last):
+    ...
+    rewardkit.sandbox.cases.TestFormatError: the tests: JSON text nested more than 100 levels deep (the limit)
     """
-    if isinstance(value, str):
-        if max_chars is not None and len(value) > max_chars:
-            raise TestFormatError(f"the tests are {len(value)} characters; the limit is {max_chars}")
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise TestFormatError("the tests are text but not JSON") from None
+    try:
+        if isinstance(value, str):
+            value = read_json(value, max_chars=MAX_CHARS if max_chars is None else max_chars)
+        else:
+            check_depth(value, what="the tests")  # before anything recurses into it (sizing, encoding)
+    except JSONTextError as exc:
+        raise TestFormatError(f"the tests: {exc}" if isinstance(value, str) else str(exc)) from None
     if isinstance(value, Mapping):
         cases = _from_mapping(value, entry_point)
     elif isinstance(value, list):
