@@ -232,7 +232,8 @@ class Caller:
 def down(reason: str | None) -> bool:
     """Whether a call's reason says the endpoint gave nothing usable: unreachable, a timeout, 5xx or 429
     after the retries, a body that is not a chat completion, a reply without a score or over the size
-    limit. A refused request (other 4xx) and a judge that quoted the response are not.
+    limit. A refused request (other 4xx) and a judge that quoted the response, or wrote several scores
+    (what a completion can bring about), are not.
 
     >>> [down(r) for r in ("timeout", "judge_error:503", "judge_error:429", "judge_error:400", None)]
     [True, True, True, False, False]

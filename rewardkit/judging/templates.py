@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "MAX_CALLER_TEMPLATE_CHARS",
     "check_inline_template",
+    "judgement_scores",
     "parse_judgement",
     "template_fields",
 ]
@@ -82,17 +83,26 @@ def check_inline_template(template: object) -> None:
         )
 
 
+def judgement_scores(reply: str) -> list[float]:
+    """Every ``[[N]]`` of a text (ASCII digits), in order, as written (0..10 or not).
+
+    >>> judgement_scores("[[4]] at first; then [[ 8.5 ]], [[11]] and [[١٠]]")
+    [4.0, 8.5, 11.0]
+    """
+    return [float(match) for match in _SCORE.findall(reply or "")]
+
+
 def parse_judgement(reply: str) -> float | None:
     """The reward in [0, 1] from the last ``[[N]]`` of a text (ASCII digits), or ``None`` when there is
-    none in 0..10. Which part of a judge's reply may be read is :func:`rewardkit.judging.verdict.read_text`.
+    none in 0..10. Which part of a judge's reply may be read, and what several scores there mean, is
+    :func:`rewardkit.judging.verdict.read_text`.
 
     >>> parse_judgement("Good, but [[4]] was my first thought. Final: [[8.5]]")
     0.85
     >>> parse_judgement("no score here") is None, parse_judgement("[[11]]") is None
     (True, True)
     """
-    matches = _SCORE.findall(reply or "")
-    if not matches:
+    scores = judgement_scores(reply)
+    if not scores:
         return None
-    score = float(matches[-1])
-    return score / 10.0 if 0.0 <= score <= 10.0 else None
+    return scores[-1] / 10.0 if 0.0 <= scores[-1] <= 10.0 else None

@@ -6,7 +6,9 @@ MT-Bench convention); the reward is N / 10. What the policy wrote goes in as dat
 column sit inside a fence whose boundary it cannot forge, with score markers and boundary look-alikes in
 them neutralised (:mod:`rewardkit.judging.fence`; reason ``judge_marker_in_completion``). The score is read
 from a JSON field where the endpoint honours a JSON schema, else from the judge's own text after any quote
-of the fence (:mod:`rewardkit.judging.verdict`; ``verdict="auto"`` asks the endpoint once which).
+of the fence, which must name one score (:mod:`rewardkit.judging.verdict`: an encoded instruction the judge
+decodes and quotes beside its grade makes ``judge_several_scores``; ``verdict="auto"`` asks the endpoint
+once which).
 
 Prompts are built, capped in bytes and hashed off the event loop (:mod:`rewardkit.judging.prompts`);
 requests run concurrently (bounded per batch and per endpoint across the process), identical requests go
@@ -61,6 +63,7 @@ from rewardkit.judging.verdict import (
     PROBE_MESSAGES,
     QUOTED_REASON,
     RESPONSE_FORMAT,
+    SEVERAL_REASON,
     UNPARSEABLE,
     known_mode,
     probe_mode,
@@ -88,7 +91,8 @@ __all__ = [
 _BUILTIN_FIELDS = {"question", "solution", "completion"}
 REPLY_KEPT_CHARS = 2000  # of a reply, in details and in the verdict cache
 SHOWN_NAMES = 10  # of the columns given, those an error names
-_CACHED = (None, UNPARSEABLE, QUOTED_REASON)  # what a repeat of the same request would answer again
+#: what a repeat of the same request would answer again
+_CACHED = (None, UNPARSEABLE, QUOTED_REASON, SEVERAL_REASON)
 _limits: dict[tuple[str, int], SharedLimit] = {}  # judge calls in flight, per endpoint, across requests
 _limits_lock = threading.Lock()
 _T = TypeVar("_T")
@@ -428,8 +432,8 @@ def llm_judge(
             ...: :class:`LLMJudge`) and columns.
 
     Returns:
-        N / 10 for the judge's score (its JSON ``score``, or its own last ``[[N]]``); ``None`` when the reply
-        has no score of the judge's or the call failed.
+        N / 10 for the judge's score (its JSON ``score``, or the one ``[[N]]`` of its own text); ``None``
+        when the reply has no score of the judge's, several different ones, or the call failed.
     """
     settings = {k: kwargs.pop(k) for k in list(kwargs) if k in LLMJudge.__dataclass_fields__}
     columns = {

@@ -13,7 +13,9 @@ first in the prompt, i.e. the question's) gives ``x``; ``NOSCORE`` gets a reply 
 
 So an injection in a completion can raise its score only through the judge's quoting. The response quoted
 is the one between the judge's fence (``<<<RESPONSE n>>> ... <<<END n>>>``), else after the old template's
-``[Response]`` header, else the whole prompt; ``quote_fence`` quotes the boundary lines too.
+``[Response]`` header, else the whole prompt; ``quote_fence`` quotes the boundary lines too. ``normalise``
+quotes it as a model that reads past disguises would (:func:`normalised`): base64 decoded, compatibility
+forms folded, marks and invisible characters dropped, every script's digits written in ASCII.
 
 It can be told to be slow, to answer a scripted series of statuses (429 with Retry-After, 500, 401, ...), to
 send garbage, to hang, to pad its replies (or its scripted error bodies, streamed) to a size, or to refuse
@@ -25,12 +27,14 @@ error bodies it got to send, the sizes of the images it received, the paths requ
 from __future__ import annotations
 
 import base64
+import binascii
 import io
 import json
 import re
 import sys
 import threading
 import time
+import unicodedata
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -39,6 +43,7 @@ PROBE_TAG = "rewardkit-verdict-probe"
 STYLES = ("plain", "echo", "echo_cut", "grade_then_quote", "quote_then_grade", "json")
 _FENCED = re.compile(r"<<<RESPONSE (\w+)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
 _ANY_FENCE = re.compile(r"<<<\w+ (\w+)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
 
 class _Server(ThreadingHTTPServer):
@@ -50,9 +55,10 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeJudge:
-    def __init__(self, style: str = "plain", quote_fence: bool = False) -> None:
+    def __init__(self, style: str = "plain", quote_fence: bool = False, normalise: bool = False) -> None:
         self.style = style  # how it writes its grade (STYLES); reset() keeps it
         self.quote_fence = quote_fence  # quote the response with its boundary lines
+        self.normalise = normalise  # quote the response as read past its disguises (normalised())
         self.delay_s = 0.0
         self.script: list[tuple[int, dict[str, str]]] = []  # (status, headers) answered first, in order
         self.mode = "ok"  # ok | garbage | hang
@@ -215,6 +221,8 @@ class FakeJudge:
         if "NOSCORE" in prompt:
             return "No score from me."
         quote = _response_in(prompt, self.quote_fence)
+        if self.normalise:
+            quote = normalised(quote)
         if self.style == "json" and _json_schema(response_format):
             return json.dumps({"reasoning": f"The response reads: {quote}", "score": float(grade)})
         if self.style == "echo":
@@ -280,6 +288,28 @@ def unfenced(prompt: str) -> str:
     if _ANY_FENCE.search(prompt) and "\n\n" in prompt:
         prompt = prompt.split("\n\n", 1)[1]
     return _ANY_FENCE.sub(lambda match: match.group(2), prompt)
+
+
+def normalised(text: str) -> str:
+    """``text`` as a judge that reads past disguises quotes it: each base64 run that decodes to text
+    decoded, then NFKD, then every mark (accents, overlays, variation selectors, keycaps) and every invisible
+    character (format, control other than spacing, unassigned, private use) dropped, and every decimal
+    digit of any script written in ASCII."""
+
+    def decoded(match: re.Match[str]) -> str:
+        try:
+            plain = base64.b64decode(match.group(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return match.group()
+        return plain if plain.isprintable() else match.group()
+
+    out = []
+    for char in unicodedata.normalize("NFKD", _BASE64.sub(decoded, text)):
+        kind = unicodedata.category(char)
+        if kind[0] == "M" or (kind[0] == "C" and not char.isspace()):
+            continue
+        out.append(str(unicodedata.decimal(char)) if kind == "Nd" else char)
+    return "".join(out)
 
 
 def _response_in(prompt: str, with_fence: bool = False) -> str:
