@@ -4,13 +4,34 @@ A program's printed output matches the expected one when, after ``\\r\\n`` becam
 
 1. the texts are equal once each line's trailing whitespace and the trailing blank lines are dropped; or
 2. they hold the same whitespace-separated tokens in the same order, two tokens being equal when they are
-   the same text, the same integer (``007`` and ``7``; exactly, however large), or two decimal numbers
-   within ``tol`` of each other, relative or absolute (default ``1e-6``: ``math.isclose(a, b,
-   rel_tol=tol, abs_tol=tol)``). Case matters; ``nan`` and ``inf`` are text.
+   the same text or the same number, where the *expected* token decides how numbers compare:
 
-A call's return value (its JSON) matches the expected value when they are equal with numbers compared as
-above, lists element by element and dicts key by key; as in APPS and TACO, a one-element list expected
-also matches its element (their call-based outputs wrap the return value in a list).
+   - an expected **integer** (``7``, ``-12``, ``007``; digits alone) matches only the same integer,
+     exactly, however large: ``7``, ``007``, ``+7``, or a decimal form of exactly that value (``7.0``,
+     ``7.000``, ``7e0``; ``1e20`` for ``100000000000000000000``), compared as exact decimals, never as
+     floats. ``7.0000001`` is not ``7``, and ``12345678901234567891.0`` is not ``12345678901234567890``;
+   - an expected **decimal** (a number written with a decimal point or an exponent: ``0.5``, ``3.0``,
+     ``1e-9``) matches any number within ``tol`` of it, relative or absolute (default ``1e-6``:
+     ``math.isclose(a, b, rel_tol=tol, abs_tol=tol)``), an integer token included.
+
+   Case matters; ``nan`` and ``inf`` are text.
+
+Why the expected side decides: a problem whose answer is an integer is judged exactly (Codeforces' checkers
+compare integer answers as words, and ask for a tolerance only for real-valued answers, which their
+reference outputs print with a decimal point), while the training harnesses are laxer than that.
+APPS's and TACO's ``testing_util`` accept any all-numeric line within ``np.allclose`` (so ``3.0000009``
+passes for ``3``, and two 20-digit integers one apart are equal as floats); CodeContests' ``ValuesMatch``
+compares two tokens exactly only when both parse as 32-bit integers, else as doubles within ``1e-5``.
+A policy trained on those is paid for printing a float approximation of an integer answer, or for an
+integer answer that is wrong in its last digits. LiveCodeBench compares numbers as exact ``Decimal``
+values, with no tolerance: here, as there, ``3.0`` is ``3`` (the same value), but a decimal expected
+output gets the tolerance real-valued problems are judged with.
+
+A call's return value (its JSON) matches the expected value when they are equal with numbers compared by
+the same rule (an expected ``int`` matches only a number equal to it exactly, ``3.0`` included; an expected
+``float`` matches any number within ``tol``), lists element by element and dicts key by key; as in APPS
+and TACO, a one-element list expected also matches its element (their call-based outputs wrap the return
+value in a list).
 
 >>> same_stdout("1 2\\n3\\n\\n", "1 2 \\n3")
 True
@@ -18,16 +39,22 @@ True
 (True, False)
 >>> same_stdout("12345678901234567890", "12345678901234567891")
 False
->>> same_value("[1, 2.0000000001]", [[1, 2]]), same_value("true", 1), same_value('"a"', "b")
+>>> same_stdout("3.0", "3"), same_stdout("3.0000009", "3"), same_stdout("3", "3.0000009")
+(True, False, True)
+>>> same_value("[1, 2.0000000001]", [[1, 2.0]]), same_value("true", 1), same_value('"a"', "b")
 (True, True, False)
+>>> same_value("2.0000000001", 2), same_value("2.0", 2), same_value("1e20", 100000000000000000001)
+(False, True, False)
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from rewardkit.jsontext import JSONTextError, read_json
 
 __all__ = ["FLOAT_TOL", "same_stdout", "same_value"]
 
@@ -50,12 +77,23 @@ def _integer(token: str) -> tuple[bool, str]:
     return token.startswith("-") and digits != "0", digits
 
 
+def _exactly(got: str, expected: str) -> bool:
+    """Whether decimal token ``got`` has exactly the value of integer token ``expected`` (``3.0`` and
+    ``3``; ``1e20`` and ``100000000000000000000``). Exponents past the decimal module's range are not."""
+    try:
+        return Decimal(got) == Decimal(expected)
+    except InvalidOperation:
+        return False
+
+
 def _same_token(got: str, expected: str, tol: float) -> bool:
     if got == expected:
         return True
-    if _INT.fullmatch(got) and _INT.fullmatch(expected):
-        return _integer(got) == _integer(expected)
-    if _DECIMAL.fullmatch(got) and _DECIMAL.fullmatch(expected):
+    if _INT.fullmatch(expected):  # an integer expected: the same integer, exactly, or nothing
+        if _INT.fullmatch(got):
+            return _integer(got) == _integer(expected)
+        return _DECIMAL.fullmatch(got) is not None and _exactly(got, expected)
+    if _DECIMAL.fullmatch(got) and _DECIMAL.fullmatch(expected):  # a decimal expected: within tol
         a, b = float(got), float(expected)
         return math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=tol, abs_tol=tol)
     return False
@@ -74,13 +112,15 @@ def same_stdout(got: str, expected: str, tol: float = FLOAT_TOL) -> bool:
 def _equal(got: Any, expected: Any, tol: float, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
-    if isinstance(got, float) or isinstance(expected, float):
-        if isinstance(got, int | float) and isinstance(expected, int | float):
+    if isinstance(expected, float):  # a decimal expected: any number within tol
+        if isinstance(got, int | float):
             try:
                 return bool(got == expected or math.isclose(got, expected, rel_tol=tol, abs_tol=tol))
             except OverflowError:
                 return False
         return False
+    if isinstance(got, float):  # an int (or bool) expected: a float of exactly its value (== is exact)
+        return isinstance(expected, int) and got == expected
     if isinstance(got, list) and isinstance(expected, list):
         return len(got) == len(expected) and all(
             _equal(a, b, tol, depth + 1) for a, b in zip(got, expected, strict=True)
@@ -94,9 +134,9 @@ def _equal(got: Any, expected: Any, tol: float, depth: int) -> bool:
 
 def same_value(got_json: str, expected: Any, tol: float = FLOAT_TOL) -> bool:
     """Whether a call's return value (its JSON text, as the sandbox reports it) matches ``expected``."""
-    try:
-        got = json.loads(got_json)
-    except (ValueError, RecursionError):
+    try:  # the sandbox's report, bounded by output_bytes; nested deeper than _equal looks is no match
+        got = read_json(got_json, max_chars=None, max_depth=_MAX_DEPTH + 1)
+    except JSONTextError:
         return False
     if _equal(got, expected, tol, 0):
         return True
