@@ -31,8 +31,10 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: Registry names of the rewards whose values are a judge's verdicts.
 JUDGE_REWARDS = frozenset({"llm_judge"})
 #: The judge's reasons for an item whose call was answered, but not with a score that counts (no score in
-#: the reply, a score only inside the quoted response, a reply over the size limit).
-NO_SCORE_REASONS = frozenset({"unparseable_judgement", "judge_quoted_response", "judge_reply_too_large"})
+#: the reply, a score only inside the quoted response, several different scores, a reply over the size limit).
+NO_SCORE_REASONS = frozenset(
+    {"unparseable_judgement", "judge_quoted_response", "judge_several_scores", "judge_reply_too_large"}
+)
 #: Distinct ``reward`` label values a process keeps (aliases are caller-chosen); later ones read "other".
 MAX_REWARD_LABELS = 64
 OTHER = "other"

@@ -16,6 +16,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rewardkit.engine import BatchResult
+from rewardkit.judging.calls import REPLY_TOO_LARGE
+from rewardkit.judging.verdict import QUOTED_REASON, SEVERAL_REASON, UNPARSEABLE
 from service.metrics import MAX_REWARD_LABELS, OTHER, Metrics
 from tests.support.fake_judge import FakeJudge
 from tests.support.helpers import TOKEN, Server, judge_env
@@ -118,13 +120,13 @@ def by_label(metrics: Metrics, name: str, label: str) -> dict[str, float]:
 
 def test_every_reason_for_a_reply_without_a_score_is_counted() -> None:
     metrics = Metrics()
-    reasons = [None, "unparseable_judgement", "judge_quoted_response", "judge_reply_too_large", "timeout"]
-    metrics.observe_batch(judge_batch({"llm_judge": [0.9, None, None, None, None]}, {"llm_judge": reasons}))
+    answered = [UNPARSEABLE, QUOTED_REASON, SEVERAL_REASON, REPLY_TOO_LARGE]  # the verdict's own names
+    reasons = [None, *answered, "timeout"]
+    values: list[float | None] = [0.9] + [None] * (len(reasons) - 1)
+    metrics.observe_batch(judge_batch({"llm_judge": values}, {"llm_judge": reasons}))
     assert by_label(metrics, "rewardkit_judge_replies_total", "outcome") == {  # a timeout is no reply
         "scored": 1,
-        "unparseable_judgement": 1,
-        "judge_quoted_response": 1,
-        "judge_reply_too_large": 1,
+        **dict.fromkeys(answered, 1),
     }
 
 
