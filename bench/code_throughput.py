@@ -2,6 +2,7 @@
 multiprocessing, on the same GRPO-shaped batch, in the same run.
 
     python bench/code_throughput.py [--problems 64] [--group 16] [--workers N] [--timeout 1.0] [--seed 0]
+                                    [--cgroup auto|off|PATH]
 
 The batch: ``--problems`` stdin/stdout problems (APPS-style: sums, maxima, sorting, string and number
 puzzles), each with 5-20 tests, and ``--group`` completions a problem: about half right, a quarter wrong
@@ -174,6 +175,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cgroup", default="auto", help="the sandboxes' memory cgroup: auto, off or a path")
     args = parser.parse_args()
     programs, tests, kinds = batch(args.problems, args.group, random.Random(args.seed))
     n = len(programs)
@@ -184,7 +186,8 @@ def main() -> None:
         f"timeout {args.timeout} s a test"
     )
 
-    reward = get("code", timeout_s=args.timeout, max_concurrency=args.workers)
+    reward = get("code", timeout_s=args.timeout, max_concurrency=args.workers, cgroup=args.cgroup)
+    print(f"sandbox memory bound: {reward.notes()['memory_bound']}")
     reward([completions[0]], tests=[tests[0]])  # the readiness probe and the interpreter copy, once
     before = reward.stats()
     start = time.perf_counter()

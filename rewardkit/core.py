@@ -16,19 +16,18 @@ reward's defined value and a reason.
 from __future__ import annotations
 
 import abc
-import contextlib
-import contextvars
 import itertools
 import json
 import logging
 import math
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from rewardkit.chat import completion_text
+from rewardkit.deadlines import DeadlineExceeded, check_deadline, deadline, deadline_at, remaining_s
 from rewardkit.redact import clip, shown
 from rewardkit.trainer_names import note_trainer_name
 
@@ -77,45 +76,6 @@ class ColumnError(RewardError):
 class BackendUnavailable(RuntimeError):
     """Something a reward needs outside the process (a judge endpoint) could not be reached at all: the
     batch fails loudly rather than scoring every item ``None``."""
-
-
-class DeadlineExceeded(TimeoutError):
-    """The batch ran past its deadline (see :func:`deadline`); its slow parts were cancelled."""
-
-
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("rewardkit_deadline", default=None)
-
-
-@contextlib.contextmanager
-def deadline(seconds: float | None) -> Iterator[None]:
-    """Bound the scoring done inside the block (and the threads and tasks it starts with this context).
-
-    Rewards with slow parts (math worker pools, judge calls) check :func:`remaining_s` and raise
-    :class:`DeadlineExceeded` after cancelling their work. ``None`` leaves an outer deadline in force.
-    """
-    if seconds is None:
-        yield
-        return
-    end = time.monotonic() + seconds
-    outer = _deadline.get()
-    token = _deadline.set(end if outer is None else min(end, outer))
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
-
-
-def remaining_s() -> float | None:
-    """Seconds left before the current deadline (never below 0), or ``None`` when there is none."""
-    end = _deadline.get()
-    return None if end is None else max(0.0, end - time.monotonic())
-
-
-def check_deadline(what: str) -> None:
-    """Raise :class:`DeadlineExceeded` when the current deadline has passed."""
-    left = remaining_s()
-    if left is not None and left <= 0.0:
-        raise DeadlineExceeded(f"{what}: the request deadline passed")
 
 
 def finite_number(value: object) -> bool:
@@ -444,6 +404,10 @@ class Reward(abc.ABC):
         """Figures about this reward's shared resources (cache hits, timeouts, ...), for monitoring."""
         return {}
 
+    def notes(self) -> dict[str, str]:
+        """How this reward runs here, for an operator (``/readyz``): the code reward's ``memory_bound``."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - a hook with nothing to do by default, not an abstract method
         """Release the process resources this reward uses (worker pools); a later call starts them again."""
 
@@ -477,7 +441,7 @@ class ItemReward(Reward):
         logged = False
         # the request deadline, checked before each item: a clock read (~60 ns), under 2% of the cheapest
         # reward's item; DeadlineExceeded stops the batch, it is never an item's internal_error
-        stop = _deadline.get()
+        stop = deadline_at()
         # strict=False: with no columns, rows is an endless repeat of ()
         for i, (completion, values) in enumerate(zip(completions, rows, strict=False)):
             if stop is not None and time.monotonic() >= stop:

@@ -206,3 +206,7 @@ class ReadyResponse(BaseModel):
 
     status: str = Field(examples=["ready"])
     rewards: dict[str, str] = Field(description="Per reward: ready, starting, or why it is not built here.")
+    notes: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Per reward, how it runs here (code's memory_bound: a cgroup, or rlimits and seccomp).",
+    )

@@ -46,6 +46,7 @@ from rewardkit.registry import register
 from rewardkit.sandbox import Job, Limits, RunResult, SandboxConfig, TestResult, problem, shared_pool
 from rewardkit.sandbox.bwrap import bwrap_binary
 from rewardkit.sandbox.cases import Cases, TestFormatError, UnsupportedLanguage, read_cases
+from rewardkit.sandbox.cgroup import memory_bound
 from rewardkit.sandbox.compare import same_stdout, same_value
 from rewardkit.sandbox.pool import SandboxUnavailable
 from rewardkit.spec import CallerParam
@@ -292,6 +293,10 @@ class CodeReward(AsyncReward):
 
     def stats(self) -> dict[str, float]:
         return shared_pool(self.max_concurrency, self._config()).stats()
+
+    def notes(self) -> dict[str, str]:
+        """Which bound holds a sandbox's memory here: a cgroup's, or the rlimits' and seccomp's."""
+        return {"memory_bound": memory_bound(self.cgroup)}
 
     def _row_cases(self, columns: dict[str, list[Any]], i: int, seen: dict[str, Any]) -> Cases | Explained:
         for name in TEST_COLUMNS:

@@ -291,6 +291,9 @@ class MathOrJudge(Reward):
             own = {f"fallback_{k}": float(v) for k, v in _COUNTS.items()}
         return {**self.rule_reward.stats(), **self.judge_reward.stats(), **own}
 
+    def notes(self) -> dict[str, str]:
+        return {**self.rule_reward.notes(), **self.judge_reward.notes()}
+
     def close(self) -> None:
         self.rule_reward.close()
         self.judge_reward.close()

@@ -200,6 +200,12 @@ class Route(Reward):
             out.update(reward.stats())
         return out
 
+    def notes(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for reward in self._rewards().values():
+            out.update(reward.notes())
+        return out
+
     def close(self) -> None:
         for reward in self._rewards().values():
             reward.close()

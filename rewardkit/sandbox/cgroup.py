@@ -20,7 +20,8 @@ process, no memory outside the address space, ``/tmp`` capped. :func:`memory_bou
 The limit is ``memory_mb`` + ``disk_mb`` + :data:`HARNESS_MB` (the harness and interpreter, the test's pipes);
 swap is refused where the host has it. bwrap enters the cgroup before it starts (a shell writes ``0`` to
 ``cgroup.procs`` and becomes bwrap), so nothing of the sandbox runs outside it. An out-of-memory kill shows
-in the cgroup's counters: :meth:`Group.oom_killed`.
+in the cgroup's counters: :meth:`Group.oom_killed`. A cgroup whose sandbox has ended, empty, is kept for
+the next sandbox (:meth:`Parent.acquire`): making one costs a start-up more than the sandbox's own work.
 
 >>> find_parent("off") is None
 True
@@ -53,17 +54,44 @@ class Parent:
         os.mkdir(path)
         group = Group(path, self.version)
         try:
-            if self.version == 2:
-                _write(path, "memory.max", str(limit_bytes))
-                _write(path, "memory.swap.max", "0", optional=True)
-                _write(path, "memory.oom.group", "0", optional=True)
-            else:
-                _write(path, "memory.limit_in_bytes", str(limit_bytes))
-                _write(path, "memory.memsw.limit_in_bytes", str(limit_bytes), optional=True)
+            group.limit(limit_bytes)
         except OSError:
             group.remove()
             raise
         return group
+
+    def acquire(self, limit_bytes: int) -> Group:
+        """A cgroup for one sandbox: an empty one a finished sandbox gave back (making a memory cgroup costs
+        a sandbox's start-up more than reusing one), else a new one."""
+        while True:
+            with _lock:
+                free = _free.get(self.path)
+                group = free.pop() if free else None
+            if group is None:
+                group = self.make(limit_bytes)
+                break
+            try:
+                group.limit(limit_bytes)
+                break
+            except OSError:  # what its last sandbox left charged is over the new limit
+                group.remove()
+        group.oom_base = group.oom_kills()
+        return group
+
+    def release(self, group: Group) -> None:
+        """Give back a sandbox's cgroup once the sandbox has ended: kept for the next one when nothing runs
+        in it any more, else removed (now or at a later call)."""
+        try:
+            with open(group.procs) as file:
+                empty = not file.read().strip()
+        except OSError:
+            empty = False
+        with _lock:
+            free = _free.setdefault(self.path, [])
+            if empty and len(free) < _KEEP:
+                free.append(group)
+                return
+        group.remove()
 
 
 @dataclass
@@ -73,20 +101,38 @@ class Group:
     path: str
     version: int
 
+    oom_base: int = 0  # the kernel's count of kills in it when its sandbox began
+
     @property
     def procs(self) -> str:
         """The file a process writes ``0`` to, to enter the group."""
         return os.path.join(self.path, "cgroup.procs")
 
-    def oom_killed(self) -> bool:
-        """Whether the kernel killed a process of the group for its memory."""
+    def limit(self, limit_bytes: int) -> None:
+        """Hold the group's memory (and memory and swap together, where the host has swap) to
+        ``limit_bytes``."""
+        if self.version == 2:
+            _write(self.path, "memory.max", str(limit_bytes))
+            _write(self.path, "memory.swap.max", "0", optional=True)
+            _write(self.path, "memory.oom.group", "0", optional=True)
+        else:  # v1 wants the memory limit at or under the memory-and-swap one: set it first when lowering
+            _write(self.path, "memory.limit_in_bytes", str(limit_bytes))
+            _write(self.path, "memory.memsw.limit_in_bytes", str(limit_bytes), optional=True)
+            _write(self.path, "memory.limit_in_bytes", str(limit_bytes))
+
+    def oom_kills(self) -> int:
+        """How many processes of the group the kernel has killed for its memory, ever."""
         name = "memory.events" if self.version == 2 else "memory.oom_control"
         try:
             with open(os.path.join(self.path, name)) as file:
                 fields = dict(line.split() for line in file if len(line.split()) == 2)
-        except OSError:
-            return False
-        return int(fields.get("oom_kill", "0")) > 0
+            return int(fields.get("oom_kill", "0"))
+        except (OSError, ValueError):
+            return 0
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed a process of the group for its memory since its sandbox began."""
+        return self.oom_kills() > self.oom_base
 
     def peak_bytes(self) -> int | None:
         """The most memory the group held (``None`` where the kernel does not say)."""
@@ -100,7 +146,7 @@ class Group:
     def remove(self) -> None:
         """Remove the group; one its processes still hold for a moment (the kernel frees them just after the
         sandbox ends) is removed at a later call, never waited for."""
-        with _left_lock:
+        with _lock:
             _left.add(self.path)
             for path in list(_left):
                 try:
@@ -113,7 +159,9 @@ class Group:
 
 
 _left: set[str] = set()  # groups not removed yet
-_left_lock = threading.Lock()
+_free: dict[str, list[Group]] = {}  # per parent: empty groups kept for the next sandboxes
+_lock = threading.Lock()
+_KEEP = 256
 
 
 def _write(folder: str, name: str, value: str, optional: bool = False) -> None:
@@ -171,7 +219,7 @@ def _own() -> dict[str, str]:
 def _usable(parent: Parent) -> bool:
     """Whether a sandbox's cgroup can be made, limited and entered under ``parent`` (tried once)."""
     try:
-        group = parent.make(64 << 20)
+        group = parent.make(256 << 20)
     except OSError:
         return False
     try:

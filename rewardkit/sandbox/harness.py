@@ -52,19 +52,11 @@ _REPORT_SLACK = 4096  # a report's bytes beyond the value's own cap
 _READ = 65536
 _REPORTED = (b"ok", b"error", b"memory", b"output_limit")
 _SIGKILL, _SIGXCPU = 9, 24  # Linux's numbers (x86, arm, riscv, ppc, s390)
-_SIGNALS = dict(
-    enumerate(
-        "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP "
-        "TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS".split(),
-        start=1,
-    )
+_NAMES = (
+    "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP TTIN"
 )
-_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {
-    ord("\n"): "\\n",
-    ord("\t"): "\\t",
-    ord('"'): '\\"',
-    ord("\\"): "\\\\",
-}
+_SIGNALS = dict(enumerate((_NAMES + " TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS").split(), start=1))
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {10: "\\n", 9: "\\t", 34: '\\"', 92: "\\\\"}
 
 
 def _json(value: object) -> str:
@@ -183,7 +175,9 @@ def _set_limits(job: dict[str, Any], tests: int) -> None:
 
 def _no_processes(program: bytes | None) -> None:
     """Install the seccomp filter ``program``; without one, or where it cannot be installed, leave no room
-    for a new task at all (this process and the harness are two already)."""
+    for a new task at all (this process and the harness are two already). First ask the kernel to kill
+    this process, not the harness, when the sandbox's memory cgroup is full: any process may raise its own
+    ``oom_score_adj``, once dumpable again (a fork of the harness is not; nothing else runs as its user)."""
     try:
         import ctypes
 
@@ -191,6 +185,9 @@ def _no_processes(program: bytes | None) -> None:
             _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
         prctl = ctypes.CDLL(None).prctl  # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER
+        prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write("1000")
         if (
             program
             and not prctl(38, 1, 0, 0, 0)
@@ -200,23 +197,6 @@ def _no_processes(program: bytes | None) -> None:
     except (ImportError, OSError, AttributeError):
         pass
     resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
-
-
-def _first_to_go() -> None:
-    """Ask the kernel to kill this test process, not the harness, when the sandbox's memory cgroup is full
-    (any process may raise its own ``oom_score_adj``; its ``/proc`` files are its own user's once it is
-    dumpable again, which it was not as a fork of the harness: nothing but itself runs as its user here)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
-        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-        try:
-            os.write(fd, b"1000")
-        finally:
-            os.close(fd)
-    except (ImportError, OSError, AttributeError):
-        pass
 
 
 def _frame(report: dict[str, Any]) -> bytes:
@@ -248,7 +228,6 @@ def _child(
         for fd, target in ((fds[0], 1), (null, 2), (fds[1], 3), (fds[2], 4)):
             os.dup2(fd, target)
         os.closerange(5, 1 << 16)
-        _first_to_go()
         _set_limits(job, len(items) - start)
         _no_processes(job.get("seccomp"))
         stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115

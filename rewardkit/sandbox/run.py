@@ -264,7 +264,7 @@ async def run_sandbox(
         for fd in (out_r, err_r, info_r):
             os.close(fd)
         if group is not None:
-            group.remove()
+            _release(config, group)
         raise SandboxError(f"could not start bwrap ({argv[0]}): {exc}") from None
     finally:
         for fd in (stdin, out_w, err_w, info_w):
@@ -297,7 +297,7 @@ async def run_sandbox(
                 os.close(fd)
             if group is not None:
                 run.result.oom_killed |= group.oom_killed()
-                group.remove()
+                _release(config, group)
     result = run.result
     result.seconds = time.monotonic() - run.started
     if result.ended == "crashed":
@@ -315,7 +315,13 @@ def _group(config: SandboxConfig, limits: Limits) -> Group | None:
         raise OSError(str(exc)) from None
     if parent is None:
         return None
-    return parent.make((limits.memory_mb + limits.disk_mb + HARNESS_MB) << 20)
+    return parent.acquire((limits.memory_mb + limits.disk_mb + HARNESS_MB) << 20)
+
+
+def _release(config: SandboxConfig, group: Group) -> None:
+    parent = find_parent(config.cgroup)
+    if parent is not None:
+        parent.release(group)
 
 
 def _keep(buffer: bytearray, chunk: bytes) -> None:

@@ -45,11 +45,14 @@ async def healthz() -> dict[str, str]:
 )
 async def readyz(rewards: RewardsDep, settings: SettingsDep, policy: PolicyDep) -> SafeJSONResponse:
     states: dict[str, str] = {}
+    notes: dict[str, dict[str, str]] = {}
     ready = True
     for name, reward in rewards.items():
         if isinstance(reward, str):  # built per request, or not configured here (no judge URL): not a failure
             states[name] = reward_status(name, reward, policy)
             continue
+        if said := reward.notes():
+            notes[name] = said
         try:
             answer = await run_in_threadpool(reward.ready, settings.ready_timeout_s)
         except BackendUnavailable as exc:  # can never start on this host (no sandbox): not a failure
@@ -57,5 +60,5 @@ async def readyz(rewards: RewardsDep, settings: SettingsDep, policy: PolicyDep) 
             continue
         states[name] = "ready" if answer is not False else "starting"
         ready = ready and answer is not False
-    body = {"status": "ready" if ready else "starting", "rewards": states}
+    body = {"status": "ready" if ready else "starting", "rewards": states, "notes": notes}
     return SafeJSONResponse(body, status_code=200 if ready else 503)

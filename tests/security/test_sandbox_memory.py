@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 import rewardkit.rewards.code  # noqa: F401 - registers "code"
@@ -23,6 +24,7 @@ from rewardkit.core import Scored
 from rewardkit.sandbox import SandboxUnavailable
 from rewardkit.sandbox.cgroup import HARNESS_MB, find_parent, memory_bound
 from tests.security.memory_attacks import ATTACKS, CAP_MB, NAMESPACE_TMPFS
+from tests.support.helpers import TOKEN, Server
 from tests.support.processes import HARNESS_MARKER, settled
 
 SECRET = "rk-secret-" + "9d41b7e2"
@@ -151,3 +153,33 @@ def test_the_memory_bound_in_force_is_named() -> None:
     reward = get("code", cgroup="/nonexistent/cgroup")  # an operator's cgroup that does not work
     with pytest.raises(SandboxUnavailable, match="cgroup '/nonexistent/cgroup' is not a cgroup"):
         reward.score_detailed(["```python\nprint(1)\n```"], tests=[{"inputs": [""], "outputs": ["1"]}])
+
+
+def test_through_the_service_the_attack_holds_nothing(tmp_path: Path) -> None:
+    """The report's own setting: a real ``rewardkit`` service with a token and a 10 s deadline, one
+    ``code`` request at the default ``memory_mb``; the host's shared memory stays put, the service answers
+    at once and says which memory bound is in force."""
+    env = {"REWARDKIT_API_TOKEN": TOKEN, "REWARDKIT_MATH_WORKERS": "1", "REWARDKIT_REQUEST_TIMEOUT_S": "10"}
+    server = Server(env, tmp_path / "service.log")
+    try:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        body = {
+            "funcs": ["code"],
+            "completions": [f"```python\n{p}\n```" for p in ATTACKS.values()],
+            "columns": {"tests": [BLOCKED] * len(ATTACKS)},
+        }
+        answers: list[httpx.Response] = []
+
+        def post() -> Scored:
+            answers.append(httpx.post(server.url + "/score", json=body, headers=headers, timeout=60))
+            return Scored([], [], [])
+
+        _, growth = peak_shmem_growth(post)
+        assert answers[0].status_code == 200, answers[0].text
+        assert answers[0].json()["rewards"] == [1.0] * len(ATTACKS), answers[0].text
+        assert growth < CAP_MB, f"the host's shared memory rose {growth:.0f} MB"
+        ready = httpx.get(server.url + "/readyz", headers=headers, timeout=60).json()
+        assert ready["notes"]["code"]["memory_bound"] == memory_bound(), ready
+    finally:
+        server.stop()
+    assert settled() == []
