@@ -88,9 +88,13 @@ Tools for users
 - ``diagnose/``: a GRPO run's reward curves explained: ``diagnose/logs.py`` reading trainers' logs,
   ``diagnose/findings.py`` the findings, ``diagnose/rescore.py`` rescoring logged completions,
   ``diagnose/report.py`` the report types, ``diagnose/plot.py`` the figure
-- ``cli.py``: the ``rewardkit`` command's app; its commands in ``cli_score.py`` (``score``),
-  ``cli_check.py`` (``list``, ``check``, ``agreement``), ``cli_serve.py`` (``serve``, ``plugin-path``),
-  ``cli_diagnose.py`` (``diagnose``)
+- ``jsonl.py``: JSON lines read as users hand them over (a file, gzipped or not, or ``-``), each bad line
+  named by file and line: the one reader of ``rewardkit score`` and ``rewardkit agreement``
+- ``cli/``: the ``rewardkit`` command (``python -m rewardkit``, ``__main__.py``): ``cli/__init__.py`` the
+  app, its commands in ``cli/score.py`` (``score``), ``cli/check.py`` (``list``, ``check``),
+  ``cli/agreement.py`` (``agreement``), ``cli/serve.py`` (``serve``, ``plugin-path``),
+  ``cli/diagnose.py`` (``diagnose``), and ``cli/common.py`` what they share (errors, counts in words,
+  ``--column``, reward names with the closest ones suggested)
 
 The adapters
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -15,15 +17,22 @@ GOLDEN = Path(__file__).parent / "golden"
 SCRIPT = shutil.which("rewardkit", path=str(Path(sys.executable).parent)) or "rewardkit"
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path | None = None, stdin: IO[bytes] | None = None, columns: int = 200
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [SCRIPT, *args],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
-        env={"COLUMNS": "200", "PATH": ""},
+        stdin=stdin if stdin is not None else subprocess.DEVNULL,
+        env={"COLUMNS": str(columns), "PATH": ""},
     )
+
+
+def said(text: str) -> str:
+    return " ".join(text.split())  # rich wraps long lines
 
 
 def test_version_and_help() -> None:
@@ -103,7 +112,11 @@ def test_score_in_batches_matches_one_batch(tmp_path: Path) -> None:
         (["-f", "nope"], [{"completion": "x"}], "unknown reward 'nope'"),
         (["-f", "countdown:format_score"], [{"completion": "x"}], "expected NAME:key=value"),
         (["-f", "countdown:bogus=1"], [{"completion": "x"}], "no parameter"),
-        (["-f", "countdown"], [{"completion": "x"}], "required column 'target' is missing"),
+        (
+            ["-f", "countdown"],
+            [{"completion": "x"}],
+            "reward 'countdown' reads the 'target' field, and no row",
+        ),
         (
             ["-f", "format"],
             [{"text": "x"}],
@@ -170,3 +183,172 @@ def test_check_unreadable_or_unknown_exits_2(tmp_path: Path, text: str, message:
 def test_check_missing_path_and_empty_dir_exit_2(tmp_path: Path) -> None:
     assert run("check", str(tmp_path / "absent.jsonl")).returncode == 2
     assert run("check", str(tmp_path)).returncode == 2
+
+
+# -- issue 34, round 3 of trying the CLI as a new user would
+
+
+def test_python_dash_m_rewardkit_runs_the_command(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("rewardkit "), proc.stderr
+    src = _write_rows(tmp_path / "in.jsonl", [{"completion": "<think>a</think><answer>1</answer>"}])
+    scored = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "score", "-f", "format", str(src)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert scored.returncode == 0 and json.loads(scored.stdout)["reward"] == 1.0, scored.stderr
+
+
+COMMANDS = ["", "serve", "plugin-path", "list", "score", "agreement", "diagnose", "check"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_at_80_columns_has_whole_option_names_and_no_bool_placeholder(command: str) -> None:
+    out = run(*command.split(), "--help", columns=80)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "<bool>" not in text and "…" not in text
+    assert "<list[str]>" not in text  # Python's words; the options say NAME[:K=V,...], COLUMN=FIELD
+    assert max(map(len, text.splitlines())) <= 80
+    if command == "serve":
+        assert "--target-ongoing-requests" in text and "--cpus-per-replica" in text
+
+
+def test_help_imports_no_command_body() -> None:
+    """The commands' engines, tables and the HTTP client are imported when a command runs, not for --help."""
+    code = "import json, sys; import rewardkit.cli; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    loaded = set(json.loads(proc.stdout))
+    heavy = {
+        "rewardkit.client",
+        "rewardkit.agreement",
+        "rewardkit.diagnose",
+        "rewardkit.testing",
+        "rich.table",
+    }
+    assert not loaded & heavy, loaded & heavy
+
+
+def _gzip(path: Path, text: str) -> Path:
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    return path
+
+
+def test_score_reads_gzip_and_stdin_as_agreement_does(tmp_path: Path) -> None:
+    rows = [{"id": i, "completion": f"<think>a</think><answer>{i}</answer>"} for i in range(3)]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    plain = _write_rows(tmp_path / "in.jsonl", rows)
+    want = run("score", "-f", "format", str(plain))
+    assert want.returncode == 0 and len(want.stdout.splitlines()) == 3
+    packed = _gzip(tmp_path / "in.jsonl.gz", text)
+    assert run("score", "-f", "format", str(packed)).stdout == want.stdout
+    for source in (plain, packed):  # `-` is standard input, gzipped or not
+        with source.open("rb") as handle:
+            piped = run("score", "-f", "format", "-", stdin=handle)
+        assert piped.returncode == 0 and piped.stdout == want.stdout, piped.stderr
+        assert "3 completions scored" in piped.stderr
+
+
+def test_score_over_no_rows_is_an_error_and_writes_no_file(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    out = tmp_path / "out.jsonl"
+    proc = run("score", "-f", "format", str(empty), "-o", str(out))
+    assert proc.returncode == 2 and "empty.jsonl has no rows to score" in said(proc.stderr)
+    assert "scored" not in proc.stderr and not out.exists()
+
+
+def test_score_summary_of_a_reward_that_scored_nothing_is_no_figure(tmp_path: Path) -> None:
+    rows = [{"completion": "<answer>1</answer>", "target": 3, "nums": "not a list"}] * 2
+    proc = run("score", "-f", "countdown", "-f", "format", str(_write_rows(tmp_path / "in.jsonl", rows)))
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stderr
+    assert "nan" not in table
+    countdown = next(line for line in table.splitlines() if "countdown" in line and "│" in line)
+    cells = [cell.strip() for cell in countdown.split("│")[1:-1]]
+    assert cells[:4] == ["countdown", "-", "-", "100.0%"]
+    assert "warning: countdown scored no row (2 rows read, each None; reason invalid_nums" in said(table)
+
+
+def test_score_missing_field_is_said_in_rows_and_fields(tmp_path: Path) -> None:
+    rows = [{"completion": "<answer>4*6</answer>", "nums": [4, 6]}] * 6
+    proc = run("score", "-f", "countdown", str(_write_rows(tmp_path / "in.jsonl", rows)))
+    message = said(proc.stderr)
+    assert proc.returncode == 2
+    assert (
+        "in.jsonl, lines 1-6: reward 'countdown' reads the 'target' field, and no row there has one"
+        in message
+    )
+    assert (
+        "(6 rows; their fields: completion, nums); read it from another field with -c target=FIELD" in message
+    )
+    assert "list" not in message and "completions" not in message
+    mapped = [{"completion": "<answer>4*6</answer>", "goal": 24, "nums": [4, 6]}]
+    proc = run(
+        "score", "-f", "countdown", "-c", "target=goal", str(_write_rows(tmp_path / "m.jsonl", mapped))
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["reward"] == 1.0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"completion": "a"\n', "in.jsonl:1: not JSON (Expecting ',' delimiter at the end of the line)"),
+        ('\n{"completion": "a", x}\n', "in.jsonl:2: not JSON (Expecting property name enclosed in double"),
+        ('["a"]\n', "in.jsonl:1: each line must be a JSON object ({...}), this one is an array"),
+        (
+            '{"text": "a"}\n',
+            "in.jsonl:1: each line must be a JSON object with a 'completion' field; this one",
+        ),
+    ],
+)
+def test_score_bad_lines_are_said_in_jsonl_words(tmp_path: Path, text: str, message: str) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(text)
+    proc = run("score", "-f", "format", str(src))
+    assert proc.returncode == 2 and message in said(proc.stderr)
+    assert "char " not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_typo_in_a_reward_name_suggests_the_closest_in_every_command(tmp_path: Path) -> None:
+    src = _write_rows(tmp_path / "in.jsonl", [{"completion": "x", "solution": "1", "label": 1}])
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"func": "fromat", "completion": "x", "expected": 0}\n')
+    for args in (
+        ["score", "-f", "fromat", str(src)],
+        ["agreement", str(src), "-f", "fromat"],
+        ["diagnose", str(tmp_path), "--rescore", "fromat"],
+        ["check", str(golden)],
+    ):
+        proc = run(*args)
+        assert proc.returncode == 2, args
+        assert "unknown reward 'fromat'; did you mean 'format'?" in said(proc.stderr), args
+    assert "did you mean" not in run("score", "-f", "zzzzzz", str(src)).stderr  # nothing close: no guess
+
+
+def test_check_counts_one_file_in_the_singular(tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"func": "format", "completion": "<think>a</think><answer>1</answer>", "expected": 1}\n')
+    proc = run("check", str(good))
+    assert proc.returncode == 0 and "golden: 1 passed, 0 failed (1 file)" in proc.stdout
+    (tmp_path / "again.jsonl").write_text(good.read_text())
+    assert "(2 files)" in run("check", str(tmp_path)).stdout
+
+
+def test_diagnose_rescoring_nothing_is_an_error_not_a_summary(tmp_path: Path) -> None:
+    run_dir = tmp_path / "out" / "v0"
+    run_dir.mkdir(parents=True)
+    steps = [
+        {"global_step/max_steps": f"{s}/2", "reward": 0.5, "reward_std": 0.4, "rewards/format/mean": 0.5}
+        for s in (1, 2)
+    ]
+    (run_dir / "logging.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
+    (run_dir / "completions.jsonl").write_text("")  # --log_completions true, nothing logged yet
+    proc = run("diagnose", str(tmp_path), "--rescore", "format")
+    assert proc.returncode == 2, proc.stdout
+    assert "--rescore format: no logged completion was scored again" in said(proc.stderr)
+    assert "Rescored" not in proc.stdout

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import rewardkit
-from rewardkit import ColumnError, cli_serve
+from rewardkit import ColumnError, adapters
 from rewardkit.cli import app
 from rewardkit.diagnose import DiagnoseError, diagnose
 from rewardkit.diagnose.rescore import logged_name
@@ -44,7 +44,7 @@ def _invoke(*args: str) -> tuple[int, str, str]:
 
 def test_serve_ray_without_ray_names_the_extra_with_its_brackets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAY_ADDRESS", "ray://nowhere:10001")  # no Ray of our own is set up
-    monkeypatch.setattr(cli_serve, "service_app", lambda: "rewardkit_absent_package.app:create_app")
+    monkeypatch.setattr(adapters, "service_app", lambda: "rewardkit_absent_package.app:create_app")
     code, _, err = _invoke("serve", "--ray")
     assert code == 2 and "pip install '/path/to/rewardkit[ray]'" in err
 

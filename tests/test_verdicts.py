@@ -355,7 +355,7 @@ def test_measure_maps_columns_and_names_missing_ones() -> None:
     rows = [{"completion": "\\boxed{7}", "gold": "7", "label": 1}]
     [report] = measure(rows, "math", columns={"solution": "gold"})
     assert report.agree == 1
-    with pytest.raises(RewardError, match="no 'solution' column"):
+    with pytest.raises(RewardError, match="reads the 'solution' field, and no labelled row has one"):
         measure(rows, "math")
     with pytest.raises(RewardError, match="unknown reward"):
         measure(rows, "nope")
@@ -398,10 +398,11 @@ def test_agreement_command(tmp_path: Path) -> None:
         run("agreement", str(mapped), "-f", "math", "-c", "solution=answer", "--json").stdout
     )
     assert reports[0]["agree"] == 2
-    halves = [
-        json.loads(run("agreement", str(path), "-f", "math", "--half", h, "--json").stdout) for h in "AB"
-    ]
-    assert sum(h[0]["n"] for h in halves) == 4
+    # every row has the gold "4": one half holds the 4 labelled rows, the other none, which is an error
+    halves = {h: run("agreement", str(path), "-f", "math", "--half", h, "--json") for h in "AB"}
+    full, empty = sorted(halves.values(), key=lambda proc: proc.returncode)
+    assert json.loads(full.stdout)[0]["n"] == 4
+    assert empty.returncode == 2 and empty.stdout == "" and "has no rows" in empty.stderr
     for bad in (["-c", "solution"], ["--half", "C"], ["-f", "nope"]):
         failed = run("agreement", str(path), "-f", "math", *bad)
         assert failed.returncode == 2 and "error" in failed.stderr

@@ -12,43 +12,46 @@ import tempfile
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from rewardkit.adapters import plugin_path, service_app
-from rewardkit.redact import redact_secrets
+from rewardkit.cli.common import fail
 
 __all__ = ["plugin_path_command", "serve_command"]
 
-err = Console(stderr=True)
-
 
 def serve_command(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes.")] = 1,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, metavar="N", help="uvicorn worker processes.")] = 1,
     ray: Annotated[
         bool, typer.Option("--ray", help="Serve with Ray Serve (local Ray, or the cluster in RAY_ADDRESS).")
     ] = False,
-    replicas: Annotated[int, typer.Option(min=1, help="--ray: replicas (fixed).")] = 2,
-    min_replicas: Annotated[int | None, typer.Option(min=0, help="--ray: autoscale from this many.")] = None,
-    max_replicas: Annotated[int | None, typer.Option(min=1, help="--ray: autoscale up to this many.")] = None,
+    replicas: Annotated[int, typer.Option(min=1, metavar="N", help="--ray: replicas (fixed).")] = 2,
+    min_replicas: Annotated[
+        int | None, typer.Option(min=0, metavar="N", help="--ray: autoscale from this many.")
+    ] = None,
+    max_replicas: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="--ray: autoscale up to this many.")
+    ] = None,
     target_ongoing_requests: Annotated[
-        float, typer.Option(min=0.1, help="--ray: autoscaling's target requests in flight per replica.")
+        float,
+        typer.Option(
+            min=0.1, metavar="N", help="--ray: autoscaling's target requests in flight per replica."
+        ),
     ] = 4.0,
     cpus_per_replica: Annotated[
-        float, typer.Option(min=0.01, help="--ray: CPUs each replica asks Ray for (its math pool's size).")
+        float,
+        typer.Option(
+            min=0.01, metavar="CPUS", help="--ray: CPUs each replica asks Ray for (its math pool's size)."
+        ),
     ] = 1.0,
 ) -> None:
     """Run the scoring service (POST /score, /get_reward, /rewards, /metrics; docs at /docs)."""
+    from rewardkit.adapters import service_app
+
     try:
         import uvicorn
     except ImportError:
-        err.print(
-            "[red]error:[/red] "
-            + escape("the service needs its extra: pip install '/path/to/rewardkit[service]'")
-        )
-        raise typer.Exit(2) from None
+        fail("the service needs its extra: pip install '/path/to/rewardkit[service]'")
     package = service_app().split(":")[0].rsplit(".", 1)[0]  # service, or rewardkit.service from a wheel
     if ray:
         if not os.environ.get("RAY_ADDRESS"):
@@ -58,10 +61,7 @@ def serve_command(
         try:
             module = importlib.import_module(package + ".ray_serve")
         except ImportError:
-            err.print(
-                "[red]error:[/red] " + escape("--ray needs Ray Serve: pip install '/path/to/rewardkit[ray]'")
-            )
-            raise typer.Exit(2) from None
+            fail("--ray needs Ray Serve: pip install '/path/to/rewardkit[ray]'")
         settings = _settings(package)
         options = module.RayOptions(
             replicas=replicas,
@@ -111,21 +111,22 @@ def plugin_path_command(
 ) -> None:
     """Print the path of a trainer's plugin file: ms-swift's --external_plugins, veRL's
     reward.custom_reward_function.path, OpenRLHF's --reward.remote_url (the file form)."""
+    from rewardkit.adapters import plugin_path
+
     try:
         typer.echo(str(plugin_path(trainer)))
     except (ValueError, FileNotFoundError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
 
 
 def _settings(package: str) -> Any:
     """The service's settings from ``REWARDKIT_*``; a setting that does not parse, or a service that cannot
     be imported, is said on stderr and ends the command (exit 2) before anything starts."""
+    from rewardkit.redact import redact_secrets
+
     try:
         return importlib.import_module(package + ".settings").Settings()
     except ValueError as exc:  # a REWARDKIT_* setting that does not parse: say which, start nothing
-        err.print(f"[red]error:[/red] {escape(redact_secrets(str(exc)))}")
-        raise typer.Exit(2) from None
+        fail(redact_secrets(str(exc)))
     except ImportError as exc:  # an install without the service's modules
-        err.print(f"[red]error:[/red] {escape(f'the service cannot be imported ({exc})')}")
-        raise typer.Exit(2) from None
+        fail(f"the service cannot be imported ({exc})")
