@@ -52,6 +52,7 @@ __all__ = [
     "AgreementReport",
     "LabelError",
     "compare",
+    "fields_hint",
     "half",
     "label_value",
     "measure",
@@ -199,7 +200,6 @@ def _split(rows: Sequence[Mapping[str, Any]], label: str, where: Sequence[str] |
 def _no_label(rows: Sequence[Mapping[str, Any]], label: str) -> str:
     if not rows:
         return "there are no rows to compare with labels"
-    fields = sorted({str(k) for row in rows for k in row})
     have = sum(1 for row in rows if label in row)
     message = (
         f"the row has no label in {label!r}"
@@ -208,11 +208,19 @@ def _no_label(rows: Sequence[Mapping[str, Any]], label: str) -> str:
     )
     if have:
         message += " (the field is there, empty)" if have == len(rows) else f" ({have:,} with it empty)"
-    message += f"; the rows have: {clip(', '.join(fields)) or 'no field'}"
-    close = difflib.get_close_matches(label, fields, n=3, cutoff=0.6)
-    if close and not have:
-        message += f" (did you mean {' or '.join(map(repr, close))}?)"
-    return message
+    return message + fields_hint(rows, label, suggest=not have)
+
+
+def fields_hint(rows: Iterable[Mapping[str, Any]], name: str, *, suggest: bool = True) -> str:
+    """``; the rows have: a, b (did you mean 'nmae'?)``: what to say after "no row has ``name``".
+
+    >>> fields_hint([{"completion": "x", "dataset": "a"}], "datset")
+    "; the rows have: completion, dataset (did you mean 'dataset'?)"
+    """
+    fields = sorted({str(k) for row in rows for k in row})
+    hint = f"; the rows have: {clip(', '.join(fields)) or 'no field'}"
+    close = difflib.get_close_matches(name, fields, n=3, cutoff=0.6) if suggest else []
+    return hint + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
 
 
 def measure(
@@ -239,6 +247,7 @@ def measure(
         spec = spec.replace(columns={**(spec.columns or {}), **columns})
     split = _split(rows, label, where)
     kept = split.kept
+    _check_by(kept, by)
     [(key, reward, _)] = resolve([spec])
     required, optional = reward.caller_columns()
     for name in required:
@@ -275,12 +284,20 @@ def compare(
     belongs to ``rows[i]``; rows without a label are left out and counted. Raises as :func:`measure` does for
     labels."""
     split = _split(rows, label, where)
+    _check_by(split.kept, by)
     subset = Scored(
         [scored.values[i] for i in split.index],
         [scored.reasons[i] for i in split.index],
         [scored.details[i] for i in split.index],
     )
     return _reports(func, split, subset, by, threshold, show)
+
+
+def _check_by(kept: Sequence[tuple[Mapping[str, Any], float]], by: str | None) -> None:
+    """Groups by a field no labelled row has would be one group, ``None``: an error naming the fields."""
+    if by is not None and all(by not in row for row, _ in kept):
+        rows = [row for row, _ in kept]
+        raise RewardError(f"no labelled row has the field {by!r} to group by" + fields_hint(rows, by))
 
 
 def _reports(

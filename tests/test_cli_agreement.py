@@ -140,3 +140,26 @@ def test_an_empty_file_or_half_is_an_error(tmp_path: Path) -> None:
     path = _write(tmp_path / "rows.jsonl", [{**RIGHT, "label": 1}])  # one gold: one half holds every row
     codes = sorted(run("agreement", str(path), "-f", "math", "--half", h).returncode for h in "AB")
     assert codes == [0, 2]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--by", "datset"], "no labelled row has the field 'datset' to group by"),  # was one group, None
+        (
+            ["--half", "A", "--split-by", "gold"],
+            "no row has the field 'gold' to split by",
+        ),  # was all in one half
+    ],
+)
+def test_grouping_or_splitting_by_a_field_no_row_has_is_an_error(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    rows = [{**RIGHT, "label": 1, "dataset": "a"}, {**WRONG, "label": 0, "dataset": "b"}]
+    proc = run("agreement", str(_write(tmp_path / "rows.jsonl", rows)), "-f", "math", *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in said(proc.stderr) and "the rows have: completion, dataset, label, solution" in said(
+        proc.stderr
+    )
+    if args[0] == "--by":
+        assert "(did you mean 'dataset'?)" in said(proc.stderr)

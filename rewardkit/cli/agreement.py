@@ -83,7 +83,7 @@ def agreement_command(
 
     A reply without a score counts as wrong; each disagreement shows the judge's reply.
     """
-    from rewardkit.agreement import LabelError, measure
+    from rewardkit.agreement import LabelError, fields_hint, measure
     from rewardkit.agreement import half as split_half
     from rewardkit.core import BackendUnavailable, RewardError
     from rewardkit.jsonl import JsonlReader
@@ -105,6 +105,9 @@ def agreement_command(
         if not numbered:
             fail(f"{name} has no rows (each line a JSON object with a 'completion' field and a label)")
         if half is not None:
+            if all(split_by not in row for _, row in numbered):
+                rows = [row for _, row in numbered]
+                fail(f"{name}: no row has the field {split_by!r} to split by" + fields_hint(rows, split_by))
             numbered = [(line, row) for line, row in numbered if split_half(row, split_by) == half]
             if not numbered:
                 fail(
