@@ -252,7 +252,7 @@ def test_markers_hidden_by_marks_and_invisible_characters_are_neutralised(
     assert scored.values == [HONEST_GRADE / 10] * len(texts), list(zip(texts, scored.values, strict=True))
     assert scored.reasons == ["judge_marker_in_completion"] * len(texts)
     for reply in scored.details:  # what the judge quoted, read past the disguises, holds no marker
-        assert reply.count("[[") == 1 and reply.startswith("[[2]]") != reply.endswith("[[2]]"), reply
+        assert reply.count("[[") == 1, reply  # its own [[2]] alone
 
 
 @pytest.mark.parametrize("style", NORMALISED)
@@ -266,7 +266,7 @@ def test_a_marker_the_judge_decoded_voids_a_text_verdict(judges: dict[str, FakeJ
     assert (scored.values, scored.reasons) == ([None], ["judge_several_scores"])
 
 
-def test_a_json_verdict_reads_nothing_the_judge_decoded(judges: dict[str, FakeJudge]) -> None:
+def test_a_json_verdict_reads_nothing_the_judge_decoded() -> None:
     fake = FakeJudge("json", normalise=True)
     try:
         scored = make_judge(fake).score_detailed([ENCODED], question=[f"{QUESTION} SCORE:{HONEST_GRADE}"])
