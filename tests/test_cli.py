@@ -352,3 +352,26 @@ def test_diagnose_rescoring_nothing_is_an_error_not_a_summary(tmp_path: Path) ->
     assert proc.returncode == 2, proc.stdout
     assert "--rescore format: no logged completion was scored again" in said(proc.stderr)
     assert "Rescored" not in proc.stdout
+
+
+def test_diagnose_says_no_findings_only_over_enough_of_a_run(tmp_path: Path) -> None:
+    run_dir = tmp_path / "out" / "v0"
+    run_dir.mkdir(parents=True)
+    step = {"global_step/max_steps": "1/10", "reward": 0.5, "reward_std": 0.3, "rewards/format/mean": 0.5}
+    log = run_dir / "logging.jsonl"
+    log.write_text(json.dumps(step) + "\n")
+    proc = run("diagnose", str(tmp_path))
+    assert proc.returncode == 2 and proc.stdout == ""  # was exit 0: "No findings ... nothing is stuck"
+    assert "1 logged step and no group of completions: too little to tell" in said(proc.stderr)
+    log.write_text(log.read_text() + json.dumps({**step, "global_step/max_steps": "2/10"}) + "\n")
+    proc = run("diagnose", str(tmp_path))
+    assert (
+        proc.returncode == 0
+        and "No findings: rewards vary within groups and nothing is stuck." in proc.stdout
+    )
+    scored = _write_rows(
+        tmp_path / "scored.jsonl",
+        [{"prompt": "a", "completion": c, "scores": {"format": v}} for c, v in (("x", 1.0), ("y", 0.0))],
+    )
+    proc = run("diagnose", str(scored))  # one group, no step: nothing could be stuck, so it is not said
+    assert proc.returncode == 0 and "No findings: rewards vary within groups." in proc.stdout

@@ -1,7 +1,8 @@
 """The ``rewardkit diagnose`` command: explain a GRPO run's reward curves (see :mod:`rewardkit.diagnose`).
 
-A ``--rescore`` reward that no reward is registered under names the closest ones; a rescoring that matched no
-completion is an error, not a summary over nothing."""
+A ``--rescore`` reward that no reward is registered under names the closest ones. "No findings" is said only
+over something: a log of one step without completions, or a rescoring that matched no completion, is an
+error (exit 2), not a clean bill of health."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rewardkit.cli.common import fail, stderr, unknown_reward
+from rewardkit.cli.common import count, fail, stderr, unknown_reward
 
 if TYPE_CHECKING:
     from rewardkit.spec import RewardSpec
@@ -55,6 +56,7 @@ def diagnose_command(
 
     from rewardkit.core import BackendUnavailable, RewardError
     from rewardkit.diagnose import DiagnoseError, diagnose, plot
+    from rewardkit.diagnose.report import MIN_STEPS
     from rewardkit.spec import RewardSpec
 
     try:
@@ -69,6 +71,12 @@ def diagnose_command(
         fail(str(exc))
     except Exception as exc:  # a bug of ours must not read as "findings" (exit 1)
         fail(f"diagnose failed: {type(exc).__name__}: {exc}")
+    if not report.findings and report.too_little():  # "no findings" over one step is no verdict
+        fail(
+            f"{report.source}: {count(len(report.steps), 'logged step')} and no group of completions: too "
+            f"little to tell whether a reward is stuck ({MIN_STEPS} logged steps needed); diagnose the run "
+            "once it has logged more"
+        )
     empty = [func for func, counts in report.rescored.items() if not sum(counts.values())]
     if empty:
         fail(f"--rescore {empty[0]}: no logged completion was scored again, so there are no reasons to count")

@@ -9,7 +9,10 @@ from typing import Any
 
 from rewardkit.groups import GroupStats
 
-__all__ = ["DiagnoseError", "Finding", "Report", "count"]
+__all__ = ["MIN_STEPS", "DiagnoseError", "Finding", "Report", "count"]
+
+#: fewer logged steps than this, and no group of completions, are too little to say "no findings" about
+MIN_STEPS = 2
 
 
 class DiagnoseError(ValueError):
@@ -85,14 +88,20 @@ class Report:
             ],
         }
 
+    def too_little(self) -> bool:
+        """Too little to call the run healthy: under :data:`MIN_STEPS` logged steps and no group of scored
+        completions (a finding from one step still stands)."""
+        return len(self.steps) < MIN_STEPS and not any(g.groups for g in self.groups.values())
+
     def text(self) -> str:
         """The findings in plain words, then the group and rescoring figures."""
         lines = [
             f"{self.source} ({self.kind}): {count(len(self.steps), 'logged step')}, "
             f"{count(self.completions, 'completion')}"
         ]
-        if not self.findings:
-            lines.append("No findings: rewards vary within groups and nothing is stuck.")
+        if not self.findings:  # say only what the logs could show: a stuck reward needs two logged steps
+            stuck = " and nothing is stuck" if len(self.steps) >= MIN_STEPS else ""
+            lines.append(f"No findings: rewards vary within groups{stuck}.")
         for number, finding in enumerate(self.findings, 1):
             lines.append(f"{number}. {finding.message}")
             lines.append(f"   Try: {finding.advice}")
