@@ -203,6 +203,46 @@ def test_a_program_may_start_threads_but_no_process() -> None:
     }, scored.details
 
 
+def test_a_program_that_works_in_a_thread_it_never_joins_prints_its_answer() -> None:
+    """Issue 34.6: ``threading.Thread(target=main).start()`` without a join (the competitive-programming
+    idiom for deep recursion) prints its answer, because the interpreter waits for non-daemon threads at
+    exit, and so does a test; a thread that never ends is a timeout within the test's clock, a daemon
+    thread is not waited for (nor by the interpreter), and a thread's exception is the output's business."""
+    recurse = (
+        "import sys, threading\nsys.setrecursionlimit(10 ** 6)\nthreading.stack_size(1 << 26)\n"
+        "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n"
+        "def main():\n    print(depth(int(input())))\n"
+    )
+    programs = {
+        "started, never joined": recurse + "threading.Thread(target=main).start()",
+        "started, then sys.exit() in the main thread": recurse + "threading.Thread(target=main).start()\n"
+        "sys.exit()",
+        "a thread that starts a thread as it ends": recurse + "import time\nthreading.Thread(target=lambda: "
+        "(time.sleep(0.2), threading.Thread(target=main).start())).start()",
+        "a daemon thread": recurse
+        + "import time\nthreading.Thread(target=lambda: (time.sleep(0.5), main()), "
+        "daemon=True).start()",
+        "a thread that raises": "import threading\nthreading.Thread(target=lambda: 1 / 0).start()",
+        "a thread that never ends": "import threading\ndef spin():\n    while True:\n        pass\n"
+        "threading.Thread(target=spin).start()\nprint(input())",
+    }
+    tests = {"inputs": ["20000", "3"], "outputs": ["20000", "3"]}
+    began = time.monotonic()
+    scored = get("code", timeout_s=2.0).score_detailed(
+        [fenced(p) for p in programs.values()], tests=[tests] * len(programs)
+    )
+    assert time.monotonic() - began < 60
+    assert dict(zip(programs, scored.reasons, strict=True)) == {
+        "started, never joined": None,
+        "started, then sys.exit() in the main thread": None,
+        "a thread that starts a thread as it ends": None,
+        "a daemon thread": "wrong_answer:0",
+        "a thread that raises": "wrong_answer:0",
+        "a thread that never ends": "timeout",
+    }, scored.details
+    assert scored.details[0] == {"passed": 2, "tests": 2}
+
+
 def test_without_a_seccomp_filter_a_program_may_start_neither(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine the filter does not know (not x86-64 or arm64), the process limit leaves no room for a
     new task: no process, and no thread either."""

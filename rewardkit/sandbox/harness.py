@@ -15,23 +15,24 @@ and ``{"done": true}``. A test's ``status`` is ``ok``, ``error`` (with ``error``
 ``stdout`` is what the program printed (cut at ``output_bytes``), ``value`` the JSON of a call's return
 value.
 
-Only this parent process writes to stdout. The tests run in a child forked from it, in a process group of
-its own, one after the other (as the datasets' own judges run them, so a test costs no fork): each with a
-fresh namespace and stdin an unnamed file in ``/tmp`` holding its input; stdout and a report pipe read by
-the parent, stderr ``/dev/null``, every other descriptor closed, the rlimits set (CPU seconds, address
-space, threads, file size, open files, no core) and the job's seccomp filter installed: the child may start
-threads but no process (:mod:`rewardkit.sandbox.seccomp`; without a filter, not even a thread), so its
-address space bounds the sandbox's memory. After each test the child waits for the parent's go, so no
-output runs into the next test's. The parent kills the group at a test's wall-clock limit, when its output
-passes the cap or when the child dies, and forks a new child for the tests after it. It is the sandbox's
-PID 1 (``bwrap --as-pid-1``: no process of bwrap's runs inside, holding the result pipe): orphans come to
-it, no signal from inside reaches it, and the service ends a run by killing it; it ends by itself when
-nobody reads its results (the service died). The parent is not dumpable (the interpreter it runs from is
-execute-only: :mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open
-``/proc/<parent>/fd/1``, read the parent's memory nor ptrace it: a program cannot write the parent's result
-lines. It never sees the expected outputs of stdin/stdout and call tests either: the service compares.
-When the service runs as root, the parent first drops to the user id given in ``argv`` (``RLIMIT_NPROC``
-does not bind root; the drop clears the parent-death signal bwrap set, so bwrap's death does not end it).
+Only this parent process writes to stdout. The tests run in a child forked from it, in a process group of its
+own, one after the other (as the datasets' own judges run them, so a test costs no fork): each with a fresh
+namespace, its non-daemon threads joined at its end (as the interpreter joins them at exit), stdin an unnamed
+file in ``/tmp`` holding its input; stdout and a report pipe read by the parent, stderr ``/dev/null``, every
+other descriptor closed, the rlimits set (CPU seconds, address space, threads, file size, open files, no core)
+and the job's seccomp filter installed: the child may start threads but no process
+(:mod:`rewardkit.sandbox.seccomp`; without a filter, not even a thread), so its address space bounds the
+sandbox's memory. After each test the child waits for the parent's go, so no output runs into the next test's.
+The parent kills the group at a test's wall-clock limit, when its output passes the cap or when the child
+dies, and forks a new child for the tests after it. It is the sandbox's PID 1 (``bwrap --as-pid-1``: no
+process of bwrap's runs inside, holding the result pipe): orphans come to it, no signal from inside reaches
+it, and the service ends a run by killing it; it ends by itself when nobody reads its results (the service
+died). The parent is not dumpable (the interpreter it runs from is execute-only:
+:mod:`rewardkit.sandbox.bwrap`), so a child (the same user) can neither open ``/proc/<parent>/fd/1``, read the
+parent's memory nor ptrace it: a program cannot write the parent's result lines. It never sees the expected
+outputs of stdin/stdout and call tests either: the service compares. When the service runs as root, the parent
+first drops to the user id given in ``argv`` (``RLIMIT_NPROC`` does not bind root; the drop clears the
+parent-death signal bwrap set, so bwrap's death does not end it).
 """
 
 from __future__ import annotations
@@ -52,10 +53,9 @@ _REPORT_SLACK = 4096  # a report's bytes beyond the value's own cap
 _READ = 65536
 _REPORTED = (b"ok", b"error", b"memory", b"output_limit")
 _SIGKILL, _SIGXCPU = 9, 24  # Linux's numbers (x86, arm, riscv, ppc, s390)
-_NAMES = (
-    "HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP TTIN"
-)
-_SIGNALS = dict(enumerate((_NAMES + " TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS").split(), start=1))
+_NAMES = """HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP
+TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS"""
+_SIGNALS = dict(enumerate(_NAMES.split(), start=1))
 _ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {10: "\\n", 9: "\\t", 34: '\\"', 92: "\\\\"}
 
 
@@ -129,9 +129,15 @@ def _encode(value: Any, cap: int) -> dict[str, Any]:
         text = json.dumps(value, default=fallback)
     except (ValueError, TypeError, RecursionError) as exc:
         return {"status": "error", "error": "UnencodableValue: " + _describe(exc)}
-    if len(text) > cap:
-        return {"status": "output_limit"}
-    return {"status": "ok", "value": text}
+    return {"status": "output_limit"} if len(text) > cap else {"status": "ok", "value": text}
+
+
+def _join_threads() -> None:
+    """Join the program's non-daemon threads, as the interpreter does at exit (the test's clock bounds it)."""
+    threading = sys.modules.get("threading")  # absent: the program started no thread
+    me = threading.current_thread() if threading else None
+    while threading and (left := [t for t in threading.enumerate() if not (t.daemon or t is me)]):
+        left[0].join()  # one at a time, then look again: a thread may have started another
 
 
 def _execute(job: dict[str, Any], code: Any, item: Any) -> dict[str, Any]:
@@ -149,6 +155,7 @@ def _execute(job: dict[str, Any], code: Any, item: Any) -> dict[str, Any]:
         except SystemExit as exc:  # a normal end for a script; a test or a call that never ran otherwise
             if kind != "stdio" or exc.code not in (None, 0):
                 return {"status": "error", "error": f"SystemExit: {str(exc.code)[:100]}"}
+        _join_threads()
         sys.stdout.flush()
     except MemoryError:
         return {"status": "memory"}
@@ -259,16 +266,12 @@ def _kill(pid: int) -> None:
 def _reap(pgid: int) -> None:
     """Collect the killed group's processes: the harness is the sandbox's PID 1, so orphans become its
     children, and a zombie still counts against ``RLIMIT_NPROC``."""
-    try:
-        while True:
-            os.waitpid(-pgid, 0)  # every process of the group was sent SIGKILL: no long wait
-    except ChildProcessError:
-        pass
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
+    for target, flags in ((-pgid, 0), (-1, os.WNOHANG)):  # the group was sent SIGKILL: no long wait
+        try:
+            while os.waitpid(target, flags)[0]:
+                pass
+        except ChildProcessError:
             pass
-    except ChildProcessError:
-        pass
 
 
 def _fork() -> int:
