@@ -15,6 +15,51 @@ from tests.support.fake_judge import FakeJudge
 # Run in a subprocess with veRL on the path (test_verl.py), never imported here.
 collect_ignore = ["support/verl_run.py"]
 
+# A skipped test is a test that does not exist: any skip not listed here fails the run (``make test``), so a
+# broken install or a missing service cannot pass CI silently. Each entry says where it truly cannot run.
+ALLOWED_SKIPS = {
+    "tests/security/test_sandbox_escape.py::test_an_unprivileged_service_gets_the_same_guarantees": (
+        "needs root to run a service as user 65534 and /usr/bin/python3; run as a normal user, the whole "
+        "suite tests a normal user's service"
+    ),
+    "tests/security/test_sandbox_memory.py::test_the_cgroup_bounds_the_whole_sandbox_on_its_own": (
+        "needs a host that lets the service make memory cgroups (not a container with a read-only cgroupfs)"
+    ),
+}
+_skipped: dict[str, str] = {}
+
+
+def _note_skip(report: pytest.CollectReport | pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skipped[report.nodeid] = str(reason)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _note_skip(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    _note_skip(report)
+
+
+def unexpected_skips() -> dict[str, str]:
+    """The skips of this run that ``ALLOWED_SKIPS`` does not name (parameters aside)."""
+    return {node: why for node, why in _skipped.items() if node.split("[")[0] not in ALLOWED_SKIPS}
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if unexpected := unexpected_skips():
+        terminalreporter.section("unexpected skips (tests/conftest.py ALLOWED_SKIPS)", red=True)
+        for node, why in unexpected.items():
+            terminalreporter.line(f"{node}: {why}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if unexpected_skips() and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 # One valid sample per registered reward, for the contract tests. A new reward without an entry here
 # fails test_every_reward_has_contract_samples: contract tests must cover every registered reward.
 # Rewards that need a setting (ms-swift requires it too) are built with "params".

@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
 
+import math_verify  # noqa: F401 - make test installs it: a broken install fails, never skips
+import pebble  # noqa: F401 - as above
 import pytest
-
-pytest.importorskip("math_verify")
-pytest.importorskip("pebble")
 
 from rewardkit.verify.host import Scheduler  # noqa: E402
 from rewardkit.verify.lessons import LEARN_CHARS, Teacher, form  # noqa: E402
