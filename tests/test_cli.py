@@ -13,6 +13,8 @@ from typing import IO
 
 import pytest
 
+from tests.support.helpers import Server
+
 GOLDEN = Path(__file__).parent / "golden"
 SCRIPT = shutil.which("rewardkit", path=str(Path(sys.executable).parent)) or "rewardkit"
 
@@ -328,6 +330,14 @@ def test_a_typo_in_a_reward_name_suggests_the_closest_in_every_command(tmp_path:
         assert proc.returncode == 2, args
         assert "unknown reward 'fromat'; did you mean 'format'?" in said(proc.stderr), args
     assert "did you mean" not in run("score", "-f", "zzzzzz", str(src)).stderr  # nothing close: no guess
+    server = Server({}, tmp_path / "server.log")  # through a service: the closest of the names it has
+    try:
+        proc = run("score", "--url", server.url, "-f", "fromat", str(src))
+    finally:
+        server.stop()
+    assert proc.returncode == 2
+    assert f"the service at {server.url} has no reward 'fromat'" in said(proc.stderr)
+    assert "did you mean 'format'?" in said(proc.stderr)
 
 
 def test_check_counts_one_file_in_the_singular(tmp_path: Path) -> None:
