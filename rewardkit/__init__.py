@@ -54,7 +54,8 @@ The rewards and what they read
   ``rewards/fallback.py`` math first, the judge where the rule verifier cannot decide (``math_or_judge``)
 - ``extract/``: reading final answers and golds, in the documented order (the verdict rules, doctested):
   ``extract/segment.py`` the final segment, ``extract/containers.py`` ``<answer>`` blocks and boxes,
-  ``extract/markers.py`` answer markers, ``extract/values.py`` a value out of text
+  ``extract/markers.py`` answer markers, ``extract/values.py`` a value out of text, ``extract/words.py``
+  whole numbers in words (the one rule, for the comparison too)
 - ``choices.py``: multiple choice: options, letters and option texts on both sides
 - ``verify/``: the math verifier (the comparison rules, doctested): ``verify/normalise.py`` answer text to a
   canonical form, ``verify/fastpath.py`` exact decisions without SymPy, ``verify/guards.py`` answers refused

@@ -82,6 +82,26 @@ def test_undecided_items_go_to_the_judge_and_say_so(fake_judge: FakeJudge) -> No
     assert all("same final answer as the reference answer" in text for text in fake_judge.texts)
 
 
+def test_numbers_in_words_are_the_rules_and_other_word_answers_the_judges(fake_judge: FakeJudge) -> None:
+    """Issue 34.3: a whole number in words is read by the rule (decided, never judged); an answer in words
+    the rule cannot read as one (a decimal in words) goes to the judge as ``text_answer``."""
+    reward = rewardkit.get("math_or_judge")
+    completions = [
+        "The answer is twelve.",  # the rule reads 12: right, whatever the judge would say
+        "The answer is thirteen.",  # the rule reads 13: wrong, whatever the judge would say
+        "So the answer is three point five.",  # words the rule cannot read: the judge says yes
+        "The result is twelve",  # unfinished, as "The result is 12" is: no_answer, judged
+    ]
+    scored = reward.score_detailed(
+        completions, solution=["12", "12", "3.5", "12"], question=[NO, YES, YES, YES]
+    )
+    assert scored.values == [1.0, 0.0, 1.0, 1.0]
+    assert scored.reasons == [None, None, "judged:text_answer", "judged:no_answer"]
+    assert fake_judge.requests == 2
+    narrow = rewardkit.get("math_or_judge", undecided=["no_answer"])
+    assert narrow.score_detailed(completions[2:3], solution=["3.5"], question=[YES]).reasons == [None]
+
+
 def test_the_judge_reads_the_tail_and_the_gold_answer(fake_judge: FakeJudge) -> None:
     reward = rewardkit.get("math_or_judge", max_judge_chars=200)
     long = "x" * 5000 + " after all that, it is four"

@@ -66,8 +66,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    ('[0,1)', '-\\frac{10}{9}')
 
 5. **The last value of a finished final sentence** (:func:`sentence_answer`; ``extract="standard"``, the
-   default): a ``$...$``, ``\(...\)``, ``\[...\]`` or a number in the last sentence (else a count written
-   as a word, ``two`` to ``twenty``), when the text ends like a sentence (truncated text has no answer,
+   default): a ``$...$``, ``\(...\)``, ``\[...\]`` or a number in the last sentence (else a whole number
+   in words, below), when the text ends like a sentence (truncated text has no answer,
    however short: a stop string or a small token limit cuts short replies too); closing remarks after it
    are passed over (``So f(-2) is 18. I hope it is correct.``). ``extract="strict"`` stops at step 4
    (accuracy coupled to format); ``extract="lenient"`` also takes the last value of unfinished text
@@ -86,6 +86,20 @@ from 88.0% to 89.9%, and Math-Verify's own cases from 236 to 252 of 270; it also
 (long chain-of-thought 2.4% → 3.4% of the wrong ones, MathVista 1.4% → 1.8%). The ones read on the dev half
 were correct answers the sources' graders missed (a correct ``3/4`` in prose, labelled 0). If your labels
 require a marked answer, use ``extract="strict"``.
+
+**Numbers in words** (:mod:`~rewardkit.extract.words`), one rule wherever an answer is read: a whole number
+in words (``twelve``, ``twenty-one``, ``one hundred and five``, ``a dozen``, ``negative five``) is that
+number, in a box, an answer block, after an answer phrase (read as digits there, so ``twelve or thirteen``
+is a list as ``12 or 13`` is), as the whole completion, as the final sentence's value, and on the gold's
+side (the comparison reads both, :func:`rewardkit.verify.normalise.prepared`). Ordinals, fractions and
+decimals in words (``third``, ``two thirds``, ``three point five``) stay text; so does a lone ``one`` in a
+sentence (``the one on the left``). An unfinished sentence states no answer in words as in digits (``The
+result is twelve`` and ``The result is 12``: ``no_answer``).
+
+>>> [math_answer(t).answer for t in ("The answer is twelve.", "The result is twenty-one.", "\\boxed{twelve}")]
+['12', '21', 'twelve']
+>>> math_answer("The result is twelve").reason
+'no_answer'
 
 **Golds** are read by the same code, in :func:`gold_answer` (the one gold reader of every reward): the last
 ``<answer>``, the final boxes, a ``#### x`` / ``A: x`` line of a full reference solution, else the whole

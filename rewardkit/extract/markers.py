@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from rewardkit.extract.values import _COMMAND, _WORD, QUALIFIED, TAIL_CHARS, _tidy, lenient_answer, value_like
+from rewardkit.extract.words import with_digits
 
 # "#### 72" (GSM8K), at the start or the end of a line
 _HASHES = re.compile(r"####[ \t]*([^\n]*)")
@@ -112,7 +113,9 @@ def _phrase_value(text: str, start: int) -> str | None:
     else:
         stop = _SENTENCE_END.search(rest)
         value = rest[: stop.start()] if stop is not None else rest
-    tidied = _tidy(value, equation=True)
+    # numbers in words read as the digits they write, then the rules for digits: "twelve, which is more than
+    # ten" states 12 as "12, which is more than 10" does; "twelve or thirteen" is a list as "12 or 13" is
+    tidied = with_digits(_tidy(value, equation=True))
     if tidied and len(_WORD.findall(_COMMAND.sub(" ", tidied))) >= 2 and not value_like(tidied):
         leading = _leading_value(tidied)
         if leading is not None:  # "12, which is more than 10" -> 12; "8 since each side counts" -> 8

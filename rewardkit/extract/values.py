@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from rewardkit.extract.words import number_phrases, number_value
+
 _CLAUSE_TOKEN = re.compile(r"[()\[\]{},]|(?<![<>!=])=(?!=)|\bis\b")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 # "x = 5", "x \\in [-2, 7]", "f(x) = 2x", "a_1 \\geq 3": a value stated about a variable
@@ -110,11 +112,12 @@ BARE_CHARS = 200  # a completion this short that is only a value is its own answ
 
 
 def bare_answer(text: str) -> str | None:
-    """The text itself when it is only a value (``-5``, ``$[0,1)$``, ``\\frac{10}{9}``, ``x = 3``): a
-    completion that is nothing but its answer.
+    """The text itself when it is only a value (``-5``, ``$[0,1)$``, ``\\frac{10}{9}``, ``x = 3``, or a
+    whole number in words, :func:`~rewardkit.extract.words.number_value`): a completion that is nothing but
+    its answer.
 
-    >>> bare_answer(" $\\\\frac13 $ "), bare_answer("The sum is 5.")
-    ('\\\\frac13', None)
+    >>> bare_answer(" $\\\\frac13 $ "), bare_answer("The sum is 5."), bare_answer("Twelve")
+    ('\\\\frac13', None, 'Twelve')
     """
     stripped = text.strip().rstrip(".").strip()
     if not stripped or len(stripped) > BARE_CHARS:
@@ -122,7 +125,7 @@ def bare_answer(text: str) -> str | None:
     inner = _unwrap_math(stripped)
     if inner != stripped and inner:  # the whole text is one math span: whatever it holds
         return inner
-    return _tidy(stripped) if value_like(stripped) else None
+    return _tidy(stripped) if value_like(stripped) or number_value(stripped) is not None else None
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
@@ -141,12 +144,15 @@ _FINISHED = (".", "!", "?", "$", "\\)", "\\]")
 
 def sentence_answer(text: str) -> str | None:
     """The last value of the final sentence, when the text ends with a finished sentence (truncated text
-    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``;
-    closing remarks after it (``I hope it is correct.``, ``I think that's the final answer.``) are passed
-    over.
+    has no answer): ``So f(-2) is 18.``, ``Therefore $x \\geq 5$ is the solution.``; in a sentence with no
+    digit or math, the last whole number in words (:func:`~rewardkit.extract.words.number_phrases`:
+    ``So the result is twenty-one.``). Closing remarks after it (``I hope it is correct.``, ``I think that's
+    the final answer.``) are passed over.
 
     >>> sentence_answer("First 3 apples.\\n\\nSo f(-2) is 18."), sentence_answer("so x = (1/2")
     ('18', None)
+    >>> sentence_answer("The result is twelve."), sentence_answer("The result is twelve")
+    ('12', None)
     """
     stripped = text.rstrip()
     if not stripped.endswith(_FINISHED):
@@ -154,7 +160,7 @@ def sentence_answer(text: str) -> str | None:
     tail = stripped[-TAIL_CHARS:]
     sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
     for sentence in reversed(sentences[-FINAL_SENTENCES:]):
-        values = _values(sentence) or _number_words(sentence)
+        values = _values(sentence) or number_phrases(sentence)
         if values and _qualified(sentence, values):
             return None  # "So the result is not 7.", "It is at least 7."
         if values or not _CLOSING.match(sentence):
@@ -194,37 +200,16 @@ def _qualified(text: str, values: list[tuple[int, int, str]]) -> bool:
 
 def lenient_answer(text: str) -> str | None:
     """The last value of the text's final lines: a math span (``$...$``, ``\\(...\\)``, ``\\[...\\]``) or
-    a number, the value after its last ``=``.
+    a number, the value after its last ``=``; in lines with neither, the last whole number in words.
 
     >>> lenient_answer("... so the ordered pair is $(7, 6)$."), lenient_answer("The volume is 120.")
     ('(7, 6)', '120')
     >>> lenient_answer("So f(-2) is 18. I hope it helps!")
     '18'
     """
-    values = _values(text[-TAIL_CHARS:])
+    tail = text[-TAIL_CHARS:]
+    values = _values(tail) or number_phrases(tail)
     return values[-1][2] if values else None
-
-
-# counts written as words ("There are three boxes."); "one" is left out: "the one on the left", "no one"
-_NUMBER_WORDS = {
-    word: str(n)
-    for n, word in enumerate(
-        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
-        " sixteen seventeen eighteen nineteen twenty".split()
-    )
-    if word != "_"
-}
-# a number word inside a larger one is no count: "twenty-three", "two hundred", "two thirds"
-_NUMBER_WORD = re.compile(
-    r"(?<![\w-])(" + "|".join(_NUMBER_WORDS) + r")(?![\w-])"
-    r"(?!\s+(?:hundred|thousand|million|billion|trillion|halves|thirds|quarters|\w+ths)\b)",
-    re.IGNORECASE,
-)
-
-
-def _number_words(sentence: str) -> list[tuple[int, int, str]]:
-    """The counts a sentence without any other value writes as words (``So three boxes hold neither.``)."""
-    return [(m.start(), m.end(), _NUMBER_WORDS[m.group(1).lower()]) for m in _NUMBER_WORD.finditer(sentence)]
 
 
 def _values(text: str) -> list[tuple[int, int, str]]:

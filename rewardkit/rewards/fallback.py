@@ -11,7 +11,10 @@ reason; a ``verify_error:<type>`` counts as ``verify_error``):
 - ``gold_unparseable``, ``gold_too_long``: a gold the rule cannot read;
 - ``timeout``, ``worker_crashed``, ``memory_limit``, ``verify_error``: the comparison never finished;
 - ``text_gold``: a gold in words (``Yes``, ``decrease``, ``Evelyn``; :func:`text_gold`) that the rule did
-  not find equal: its "wrong" is no verdict on prose.
+  not find equal: its "wrong" is no verdict on prose;
+- ``text_answer``: an answer the rule read as words it cannot compare with a gold in math (``three point
+  five``, ``two thirds``, ``a baker's dozen``; a whole number in words, ``twelve``, ``twenty-one``, is read
+  as the number by the rule itself, :mod:`rewardkit.extract.words`) and found unequal.
 
 Decided, and never sent to the judge: every verdict with no reason, and the reasons a judge should not
 overrule: ``unclosed_think`` (reasoning that never ended: paying it would pay truncation), the guards
@@ -64,6 +67,7 @@ from rewardkit.core import (
     revalue,
 )
 from rewardkit.extract import gold_answer
+from rewardkit.extract.words import number_value
 from rewardkit.judging.templates import check_inline_template
 from rewardkit.redact import redact_secrets, shown
 from rewardkit.registry import register
@@ -84,6 +88,7 @@ UNDECIDED = (
     "memory_limit",
     "verify_error",
     "text_gold",
+    "text_answer",
 )
 
 VERIFY_TEMPLATE = """Does the response below reach the same final answer as the reference answer?
@@ -130,10 +135,12 @@ def undecided_reason(
     gold: str | None,
     text: str | None,
     undecided: Sequence[str] = UNDECIDED,
+    answer: object = None,
 ) -> str | None:
     """Why the judge decides an item the rule scored ``value`` with ``reason``: the rule's reason when its
-    name (before a ``:``) is ``undecided``, ``"text_gold"`` for a normal "wrong" on a gold in words; ``None``
-    when the rule decided, or the completion has no text.
+    name (before a ``:``) is ``undecided``, ``"text_gold"`` for a normal "wrong" on a gold in words,
+    ``"text_answer"`` for one on an ``answer`` (what the rule read) in words that are no whole number;
+    ``None`` when the rule decided, or the completion has no text.
 
     >>> undecided_reason("no_answer", 0.0, "4", "It is four."), undecided_reason("no_answer", 0.0, "4", " ")
     ('no_answer', None)
@@ -141,15 +148,20 @@ def undecided_reason(
     ['verify_error:TypeError', None]
     >>> undecided_reason(None, 0.0, "No", "The answer is yes."), undecided_reason(None, 1.0, "No", "No.")
     ('text_gold', None)
+    >>> [undecided_reason(None, 0.0, "12", "...", answer=a) for a in ("two thirds", "eleven", "11")]
+    ['text_answer', None, None]
     """
     if text is None or not text.strip():
         return None
     if reason is not None:
         return reason if reason.split(":", 1)[0] in undecided else None
     right = value is not None and value >= 1.0
-    if "text_gold" in undecided and not right and gold is not None and text_gold(gold):
-        return "text_gold"
-    return None
+    if right or gold is None:
+        return None
+    if text_gold(gold):
+        return "text_gold" if "text_gold" in undecided else None
+    words = isinstance(answer, str) and text_gold(answer) and number_value(answer) is None
+    return "text_answer" if words and "text_answer" in undecided else None
 
 
 def _caller(reward: Reward, column: str) -> str:
@@ -314,7 +326,9 @@ class MathOrJudge(Reward):
             check_deadline("math_or_judge: choosing the items the judge decides")  # golds can be long
             texts.append(completion_text(completions[i]))
             golds.append(gold_answer(solutions[i]))
-            undecided = undecided_reason(reason, value, golds[i], texts[i], self.undecided)
+            detail = ruled.details[i]
+            answer = detail.get("answer") if isinstance(detail, dict) else None
+            undecided = undecided_reason(reason, value, golds[i], texts[i], self.undecided, answer)
             if undecided is not None:
                 text = texts[i] or ""
                 rows.append(i)

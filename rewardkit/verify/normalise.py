@@ -21,6 +21,7 @@ import re
 import sys
 from typing import NamedTuple
 
+from rewardkit.extract.words import number_value
 from rewardkit.lru import LRUCache, text_digest
 
 __all__ = [
@@ -248,6 +249,9 @@ def prepared(answer: str) -> str:
     text = _unwrap(answer.strip())
     if "$" in text:  # "$125$ miles": math marks inside an answer, and \$ for dollars
         text = _DOLLARS.sub("", text).strip()
+    in_words = number_value(text)  # "twelve", "twenty-one": the extraction's rule (rewardkit.extract.words)
+    if in_words is not None:
+        return in_words
     text = text.translate(_OPERATORS)
     for sup, power in _SUPERSCRIPTS.items():
         text = text.replace(sup, power)
