@@ -1,4 +1,6 @@
-"""Clients of the scoring service: sync, async, and a reward-contract callable for trainers.
+"""Clients of the scoring service: sync, async, and a reward-contract callable for trainers. They need the
+``client`` extra (httpx alone: ``pip install '/path/to/rewardkit[client]'`` in a trainer's venv); without it,
+importing this module raises an ImportError that names it.
 
     from rewardkit.client import RewardClient, remote_reward
 
@@ -30,16 +32,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+# first: without httpx (no `client` extra) this raises the ImportError that names the extra
+from rewardkit.client_options import check_http_options, service_url  # isort: skip
+
+import httpx
+
 from rewardkit.batching import RewardServiceError, ScoreResult, func_json, json_body, request_bodies
-from rewardkit.client_options import check_http_options, service_url
 from rewardkit.core import Completion, Explained, Reward, Scored
 from rewardkit.retry import retry_after_s, retrying
 from rewardkit.spec import MAX_FUNCS, PolicyError, RewardSpec, check, read_if_file
-
-try:
-    import httpx
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the rewardkit client needs httpx: pip install '/path/to/rewardkit[service]'") from exc
 
 __all__ = [
     "AsyncRewardClient",

@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import httpx
+#: what importing the client says where httpx is missing: the extra that brings it, and nothing of the server
+NEEDS_HTTPX = (
+    "the rewardkit client needs httpx: pip install '/path/to/rewardkit[client]' (the client alone, nothing "
+    "of the server, for a trainer's venv)"
+)
 
-__all__ = ["HTTP_OPTIONS", "check_http_options", "service_url"]
+try:
+    import httpx
+except ImportError:  # a venv without the client extra (a trainer's with [math] only, say)
+    raise ImportError(NEEDS_HTTPX, name="httpx") from None
+
+__all__ = ["HTTP_OPTIONS", "NEEDS_HTTPX", "check_http_options", "service_url"]
 
 HTTP_OPTIONS = ("http_timeout_s", "http_max_retries", "http_backoff_s", "http_max_backoff_s", "max_batch")
 _RENAMED = {name.removeprefix("http_"): name for name in HTTP_OPTIONS if name.startswith("http_")}

@@ -193,3 +193,43 @@ def test_no_document_installs_rewardkit_from_an_index() -> None:
     for document in documents:
         for line in (ROOT / document).read_text().splitlines():
             assert not re.search(r"pip install '?rewardkit([\['\s]|$)", line), f"{document}: {line}"
+
+
+@pytest.mark.timeout(420)
+def test_the_client_extra_brings_the_client_and_nothing_of_the_server(tmp_path: Path) -> None:
+    """Issue 34.4: in a trainer's venv without the client's extra, importing the client names the extra
+    (it raised a bare ModuleNotFoundError for httpx); the README's `[client]` line then installs the client
+    alone (no FastAPI, no uvicorn), and it scores through a real service."""
+    lines = install_lines()
+    (core,) = [line for line in lines if line.startswith("pip install '/path/to/rewardkit'")]
+    (client_line,) = [line for line in lines if "[client]'" in line]
+    venv = tmp_path / "trainer"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    done = in_venv(venv, core.replace("/path/to/rewardkit", str(ROOT)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    importing = "python -c 'from rewardkit.client import remote_reward'"
+    missing = in_venv(venv, importing)
+    assert missing.returncode == 1
+    last = missing.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "ImportError: the rewardkit client needs httpx: pip install '/path/to/rewardkit[client]'"
+    )
+    assert "ModuleNotFoundError" not in missing.stderr, missing.stderr
+
+    done = in_venv(venv, client_line.replace("/path/to/rewardkit", str(ROOT)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    server = Server({}, tmp_path / "server.log")
+    try:
+        scored = in_venv(
+            venv,
+            "python -c '"
+            "import importlib.util as u, json\n"
+            "from rewardkit.client import remote_reward\n"
+            f'fmt = remote_reward("format", "{server.url}")\n'
+            'server = [m for m in ("fastapi", "uvicorn", "starlette") if u.find_spec(m) is not None]\n'
+            'print(json.dumps([fmt(["<think>a</think><answer>b</answer>", "no"]), server]))\'',
+        )
+    finally:
+        server.stop()
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    assert json.loads(scored.stdout.strip().splitlines()[-1]) == [[1.0, 0.0], []]
