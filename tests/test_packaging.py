@@ -154,6 +154,20 @@ def installed_copy(venv: Path) -> None:
     assert where.startswith(str(venv)) and version == f"rewardkit {VERSION}"
 
 
+def test_the_readme_names_every_extra_and_its_service_line_serves_every_reward() -> None:
+    """Issue 34.5: every extra of pyproject is named in the README's Install section (``code`` and ``client``
+    were not), and its service line installs the extras of the rewards that need one, so that the server it
+    gives lists none of them as unavailable at /readyz."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    section = (ROOT / "README.md").read_text().split("\n## Install\n")[1].split("\n## ")[0]
+    in_lines = {name for group in re.findall(r"\[([a-z,]+)\]'", section) for name in group.split(",")}
+    named = {e for e in extras if f"`{e}`" in section or e in in_lines}
+    assert sorted(set(extras) - named) == []
+    (service,) = [line for line in install_lines() if "[service" in line]
+    installs = set(re.findall(r"\[([a-z,]+)\]'", service)[0].split(","))
+    assert {"service", "math", "judge", "code"} <= installs, service
+
+
 @pytest.mark.timeout(300)
 def test_the_readmes_install_lines_install_into_a_fresh_venv(tmp_path: Path) -> None:
     """The core line from a checkout, then `make wheel` and the wheel line (with the quick `service` extra
