@@ -347,3 +347,40 @@ def test_the_service_scores_code_and_says_when_a_host_cannot(tmp_path: Path) -> 
         assert "No permissions to create a new namespace" in answer.json()["detail"]
     finally:
         server.stop()
+
+
+def test_humaneval_answers_without_a_fence_or_the_prompts_imports_read_with_the_prompt() -> None:
+    """Issues 34.5 and 34.6 on HumanEval's own problems (the 22 whose prompt imports something, and a
+    sample): a continuation without a fence (the indented body) runs as the prompt's function continued; a
+    function that uses the prompt's imports (``List``) runs after the prompt's code; a whole program without
+    a fence runs as it is. Before: ``no_code``, ``NameError`` and ``no_code``."""
+    problems = [p for i, p in enumerate(PROBLEMS) if "import" in p["prompt"] or i % 20 == 0]
+
+    def without_imports(p: dict[str, Any]) -> str:
+        kept = [line for line in p["prompt"].splitlines() if not line.startswith(("from ", "import "))]
+        return "```python\n" + "\n".join(kept) + "\n" + p["canonical_solution"] + "\n```"
+
+    answers = [
+        *[(p, p["canonical_solution"], True, "the prompt's function continued") for p in problems],
+        *[(p, without_imports(p), True, "after the prompt's code") for p in problems],
+        *[(p, p["prompt"] + p["canonical_solution"], False, "unfenced") for p in problems],
+    ]
+    scored = get("code", max_concurrency=4).score_detailed(
+        [a[1] for a in answers],
+        test=[a[0]["test"] for a in answers],
+        entry_point=[a[0]["entry_point"] for a in answers],
+        prompt=[a[0]["prompt"] if a[2] else None for a in answers],
+    )
+    assert len(problems) >= 25
+    wrong = [
+        (p["task_id"], how, reason)
+        for (p, _, _, how), reason, detail in zip(answers, scored.reasons, scored.details, strict=True)
+        if reason is not None or detail.get("program") != how
+    ]
+    assert wrong == []
+    hacks = ["", "The answer is 3.", "    3", "3", "True"]  # never the prompt's stub run as an answer
+    p = problems[0]
+    scored = get("code").score_detailed(
+        hacks, test=[p["test"]] * 5, entry_point=[p["entry_point"]] * 5, prompt=[p["prompt"]] * 5
+    )
+    assert scored.reasons == ["no_code"] * 5 and scored.values == [0.0] * 5

@@ -3,12 +3,18 @@
 
 The program is the last fenced code block after the reasoning (after ``</think>``: see
 :func:`rewardkit.extract.segment.final_text`) tagged ``python`` (``py``, ``python3``), else the last untagged
-one; a completion without one gets ``0.0``, ``no_code`` (``unsupported_language:<tag>`` when its blocks are
-all in another language). The tests come from the first of the columns ``tests``, ``verification_info``
-(open-r1), ``input_output`` (APPS, TACO), ``test`` with ``entry_point`` (HumanEval) and ``test_list``
-(MBPP) that the row has, in any format of :mod:`rewardkit.sandbox.cases`; outputs are compared by the rules
-of :mod:`rewardkit.sandbox.compare`. Each completion runs in one sandbox (:mod:`rewardkit.sandbox`), all its
-tests in it; identical programs of a batch against the same tests run once.
+one; a final answer without any fence is the program when it is Python code (:func:`is_code`: it parses and
+holds a statement that is more than a bare expression, so prose, a number or an empty answer is not).
+Otherwise ``0.0``, ``no_code`` (``unsupported_language:<tag>`` when its blocks are all in another language).
+With a ``prompt`` column (``prompts``, as TRL passes it) in HumanEval's form (Python of imports, helpers and
+the function to write, nothing that runs), the prompt runs first: an answer that continues it (an indented
+body: ``return x * 2`` after four spaces) is appended to it, any other program runs after the prompt's code,
+so it may use the names the prompt imported (``List``); ``details["program"]`` says so. The tests come from
+the first of the columns ``tests``, ``verification_info`` (open-r1), ``input_output`` (APPS, TACO), ``test``
+with ``entry_point`` (HumanEval) and ``test_list`` (MBPP) that the row has, in any format of
+:mod:`rewardkit.sandbox.cases`; outputs are compared by the rules of :mod:`rewardkit.sandbox.compare`. Each
+completion runs in one sandbox (:mod:`rewardkit.sandbox`), all its tests in it; identical programs of a batch
+against the same tests run once.
 
 Reasons (the first failing test's): ``compile_error``, ``runtime_error:<Type>`` (the exception's type, or
 ``SIGSEGV``...), ``timeout``, ``memory``, ``wrong_answer:<k>`` (test ``k``, counted from 0, printed or
@@ -21,6 +27,8 @@ at its first timeout (the tests after it count as failed).
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 import logging
@@ -51,7 +59,7 @@ from rewardkit.sandbox.compare import same_stdout, same_value
 from rewardkit.sandbox.pool import SandboxUnavailable
 from rewardkit.spec import CallerParam
 
-__all__ = ["CodeReward", "TEST_COLUMNS", "code_blocks", "extract_program"]
+__all__ = ["CodeReward", "TEST_COLUMNS", "code_blocks", "extract_program", "is_code", "read_program"]
 
 #: where a row's tests are, in the order they are looked for (``entry_point`` goes with ``test``)
 TEST_COLUMNS = ("tests", "verification_info", "input_output", "test", "test_list")
@@ -59,6 +67,8 @@ _PYTHON_TAGS = ("python", "py", "python3", "py3")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
 _TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
 SHOWN = 300
+MAX_PARSED = 200_000  # characters of an unfenced answer or a prompt read as Python (longer: not read)
+_DEFINES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign)
 logger = logging.getLogger("rewardkit")
 
 
@@ -85,25 +95,108 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
     return blocks
 
 
-def extract_program(completion: str) -> tuple[str | None, str | None]:
+def _parse(text: str) -> list[ast.stmt] | None:
+    """The statements of ``text`` (parsed, never run), or ``None`` when it is not Python or too long."""
+    if len(text) > MAX_PARSED:
+        return None
+    try:
+        return ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _does_something(statements: Sequence[ast.stmt]) -> bool:
+    """A statement other than a bare expression, or a bare expression that calls (``main()``)."""
+    return any(
+        not isinstance(s, ast.Expr) or any(isinstance(n, ast.Call) for n in ast.walk(s)) for s in statements
+    )
+
+
+def is_code(text: str) -> bool:
+    """Whether an answer without a fence is a program: it parses as Python and holds a statement that is
+    not a bare expression (an assignment, a ``def``, an ``import``, a loop, a call...). Prose does not
+    parse; a number, a name, a string or an expression alone (``5``, ``YES``, ``a + b``) is an answer, not
+    a program; nor is an empty text.
+
+    >>> [is_code(t) for t in ("print(int(input()) * 2)", "def f(x):\\n    return 2 * x", "x = 1")]
+    [True, True, True]
+    >>> [is_code(t) for t in ("The answer is 5.", "5", "YES", "a + b", "", "'print(1)'", "\\n  ")]
+    [False, False, False, False, False, False, False]
+    """
+    statements = _parse(text)
+    return statements is not None and _does_something(statements)
+
+
+@functools.lru_cache(maxsize=256)
+def _prompt_code(prompt: str, entry_point: str | None) -> str | None:
+    """The prompt, ending in a newline, when it is in HumanEval's form: Python of imports, assignments,
+    classes and functions (one of them ``entry_point``, when known) and docstrings, nothing that runs."""
+    statements = _parse(prompt)
+    if not statements or not all(
+        isinstance(s, _DEFINES) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        for s in statements
+    ):
+        return None
+    names = {s.name for s in statements if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    if not names or (entry_point is not None and entry_point not in names):
+        return None
+    return prompt if prompt.endswith("\n") else prompt + "\n"
+
+
+def _with_prompt(code: str, prompt: str) -> tuple[str, str] | None:
+    """``code`` read with a HumanEval prompt: (program, how), or ``None`` when it is no program."""
+    body = code.lstrip("\n")
+    if body[:1] in (" ", "\t"):  # an indented body: it continues the prompt's function
+        joined = _parse(prompt + body)
+        lines = prompt.count("\n")
+        added = [s for s in ast.walk(ast.Module(joined or [], [])) if isinstance(s, ast.stmt)]
+        if joined is None or not _does_something([s for s in added if s.lineno > lines]):
+            return None
+        return prompt + body, "the prompt's function continued"
+    statements = _parse(code)
+    if statements is None or not _does_something(statements):
+        return None
+    if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in statements):
+        return code, "as written (its __future__ import must come first)"
+    return prompt + "\n" + code, "after the prompt's code"
+
+
+def read_program(completion: str, prompt: str | None = None) -> tuple[str | None, str]:
+    """(program, how it was read) or (``None``, reason): see the module's docstring. ``prompt``: the
+    row's prompt in HumanEval's form, ending in a newline, or ``None``."""
+    final = final_text(completion)
+    blocks = code_blocks(final) if final is not None else []
+    python = [text for language, text in blocks if language in _PYTHON_TAGS and text.strip()]
+    fenced = python or [text for language, text in blocks if language == "" and text.strip()]
+    if not fenced:
+        others = [_TYPE.match(language) for language, text in blocks if text.strip()]
+        if others:
+            tag = others[-1]
+            return None, f"unsupported_language:{tag.group(0) if tag else 'unknown'}"
+    code = fenced[-1] if fenced else final or ""
+    if prompt is not None:
+        read = _with_prompt(code, prompt)
+        if read is not None:
+            return read
+    if fenced:
+        return code, "fenced"
+    return (code, "unfenced") if is_code(code) else (None, "no_code")
+
+
+def extract_program(completion: str, prompt: str | None = None) -> tuple[str | None, str | None]:
     """(program, None), or (None, reason): ``no_code`` or ``unsupported_language:<tag>``.
 
     >>> extract_program("<think>```python\\nprint(0)\\n```</think>\\n```python\\nprint(1)\\n```")
     ('print(1)', None)
     >>> extract_program("```rust\\nfn main() {}\\n```"), extract_program("<think>```python\\nx\\n```")
     ((None, 'unsupported_language:rust'), (None, 'no_code'))
+    >>> extract_program("<think>hm</think>n = int(input())\\nprint(n * 2)"), extract_program("It is 5.")
+    (('n = int(input())\\nprint(n * 2)', None), (None, 'no_code'))
+    >>> extract_program("    return x * 2", prompt="def double(x):\\n    'Twice x.'\\n")
+    ("def double(x):\\n    'Twice x.'\\n    return x * 2", None)
     """
-    final = final_text(completion)
-    blocks = code_blocks(final) if final is not None else []
-    for wanted in (_PYTHON_TAGS, ("",)):
-        for language, code in reversed(blocks):
-            if language in wanted and code.strip():
-                return code, None
-    others = [_TYPE.match(language) for language, code in blocks if code.strip()]
-    if others:
-        tag = others[-1]
-        return None, f"unsupported_language:{tag.group(0) if tag else 'unknown'}"
-    return None, "no_code"
+    program, how = read_program(completion, prompt)
+    return (program, None) if program is not None else (None, how)
 
 
 def _cut(value: Any) -> str:
@@ -191,7 +284,7 @@ def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
 @register(
     "code",
     columns=[],
-    optional_columns=[*TEST_COLUMNS, "entry_point"],
+    optional_columns=[*TEST_COLUMNS, "entry_point", "prompt", "prompts"],
     # The sandbox's binary, interpreter, host paths and process-wide bound are the operator's; a caller
     # sizes its own tests within caps.
     caller_params={
@@ -321,12 +414,23 @@ class CodeReward(AsyncReward):
             return Cases(cases.kind, cases.inputs[:n], cases.expected[:n], cases.fn_name)
         return Explained(None, "no_tests")
 
+    @staticmethod
+    def _prompt(columns: dict[str, list[Any]], i: int) -> str | None:
+        """Row ``i``'s prompt (``prompt``, else TRL's ``prompts``) when it is in HumanEval's form."""
+        for name in ("prompt", "prompts"):
+            value = columns.get(name, [None] * (i + 1))[i]
+            if isinstance(value, str):
+                entry = columns.get("entry_point", [None] * (i + 1))[i]
+                return _prompt_code(value, entry if isinstance(entry, str) else None)
+        return None
+
     async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
         n = len(completions)
         out: list[Explained | None] = [None] * n
         tallies: dict[str, _Tally] = {}
         jobs: list[Job] = []
         owners: list[tuple[int, str]] = []
+        read_as: dict[int, str] = {}  # how a program was read, where it was not a fenced block alone
         seen: dict[str, Any] = {}
         limits = self._limits()
         for i, completion in enumerate(completions):
@@ -338,10 +442,12 @@ class CodeReward(AsyncReward):
             if isinstance(cases, Explained):
                 out[i] = cases
                 continue
-            program, reason = extract_program(text)
+            program, how = read_program(text, self._prompt(columns, i))
             if program is None:
-                out[i] = Explained(0.0, reason)
+                out[i] = Explained(0.0, how)
                 continue
+            if how != "fenced":
+                read_as[i] = how
             payload: dict[str, Any] = {"kind": cases.kind, "program": program, "fn_name": cases.fn_name}
             payload["inputs"] = list(cases.inputs)
             digest = json.dumps([payload, list(cases.expected), self.mode, self.float_tol], default=str)
@@ -358,6 +464,9 @@ class CodeReward(AsyncReward):
         results = await shared_pool(self.max_concurrency, self._config()).run(jobs)
         runs = {job.key: result for job, result in zip(jobs, results, strict=True)}
         for i, key in owners:
-            out[i] = _verdict(tallies[key], runs[key])
+            verdict = _verdict(tallies[key], runs[key])
+            if i in read_as:
+                verdict = Explained(verdict.value, verdict.reason, {**verdict.detail, "program": read_as[i]})
+            out[i] = verdict
         done = [o if o is not None else Explained(None, "internal_error") for o in out]
         return Scored([o.value for o in done], [o.reason for o in done], [o.detail for o in done])
