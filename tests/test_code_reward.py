@@ -358,7 +358,7 @@ def test_humaneval_answers_without_a_fence_or_the_prompts_imports_read_with_the_
 
     def without_imports(p: dict[str, Any]) -> str:
         kept = [line for line in p["prompt"].splitlines() if not line.startswith(("from ", "import "))]
-        return "```python\n" + "\n".join(kept) + "\n" + p["canonical_solution"] + "\n```"
+        return "```python\n" + "\n".join(kept) + "\n" + str(p["canonical_solution"]) + "\n```"
 
     answers = [
         *[(p, p["canonical_solution"], True, "the prompt's function continued") for p in problems],

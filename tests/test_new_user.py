@@ -159,7 +159,7 @@ def test_rescore_takes_the_names_the_run_logged(tmp_path: Path) -> None:
 def test_a_trl_run_with_log_completions_is_diagnosed_and_rescored(tmp_path: Path) -> None:
     """TRL 0.29 as it writes a run: trainer_state.json in a checkpoint, log_completions=True's parquet tables
     in output_dir/completions, the rewards under their __name__ (an alias: r1v_strict)."""
-    import pandas  # ms-swift and TRL bring it: make test installs it
+    import pandas  # type: ignore[import-untyped]  # ms-swift and TRL bring it: make test installs it
 
     out = tmp_path / "trl-out"
     (out / "checkpoint-2").mkdir(parents=True)
