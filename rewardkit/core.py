@@ -41,6 +41,7 @@ __all__ = [
     "RewardError",
     "ItemReward",
     "Scored",
+    "Unreachable",
     "Verdict",
     "binary_values",
     "MAX_REWARD_VALUE",
@@ -76,6 +77,12 @@ class ColumnError(RewardError):
 class BackendUnavailable(RuntimeError):
     """Something a reward needs outside the process (a judge endpoint) could not be reached at all: the
     batch fails loudly rather than scoring every item ``None``."""
+
+
+class Unreachable(BackendUnavailable):
+    """An endpoint a reward calls (a judge's base URL) had nothing answering when ``ready`` asked: no
+    connection, or no such host. Unlike a backend that can never run here, it may come up later; the
+    message names the URL (its secrets masked) and what failed."""
 
 
 def finite_number(value: object) -> bool:
@@ -397,7 +404,8 @@ class Reward(abc.ABC):
     # -- lifecycle: what adapters (the service) ask every reward, without knowing its internals
     def ready(self, timeout_s: float) -> bool | None:
         """Whether the process resources this reward needs answer within ``timeout_s`` (starting them if
-        needed); ``None`` when it has none to check; :class:`BackendUnavailable` when they never can here."""
+        needed); ``None`` when it has none to check; :class:`BackendUnavailable` when they never can here,
+        :class:`Unreachable` when an endpoint it calls has nothing answering now."""
         return None
 
     def stats(self) -> dict[str, float]:

@@ -15,6 +15,7 @@ from PIL import Image
 
 import rewardkit
 from rewardkit import ColumnError
+from rewardkit.core import Unreachable
 from rewardkit.rewards.judge import JudgeConfigError, JudgeUnavailableError, LLMJudge, parse_judgement
 from tests.support.fake_judge import FakeJudge
 
@@ -464,7 +465,11 @@ def test_auto_reads_text_where_response_format_is_refused_and_asks_lazily() -> N
         assert own.response_formats == [None]
     finally:
         own.close()
-    assert rewardkit.get("llm_judge", base_url=_dead_url()).ready(5) is None  # cannot be asked: unknown
+    dead = _dead_url()
+    with pytest.raises(Unreachable) as caught:  # nothing listens there: said, with the URL (issue 34.5)
+        rewardkit.get("llm_judge", base_url=dead).ready(5)
+    assert str(caught.value).startswith(f"{dead} (no connection")
+    assert rewardkit.get("llm_judge", base_url=dead, verdict="text").ready(5) is None  # nothing is asked
 
 
 def test_prompts_are_built_off_the_event_loop_within_the_deadline(fake_judge: FakeJudge) -> None:

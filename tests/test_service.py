@@ -137,6 +137,36 @@ def test_rewards_health_ready_docs_metrics(server: Server) -> None:
     assert "rewardkit_request_seconds_bucket" in text
 
 
+def test_readyz_says_which_judge_url_nothing_answers_at(tmp_path: Path) -> None:
+    """Issue 34.5: /readyz said ``llm_judge: ready`` with nothing listening at the judge's URL, and the first
+    /score was a 503. The verdict-mode probe finds it: ``unreachable`` with the URL, for every reward that
+    calls the judge; the other rewards are served (200), and the judge's requests are the 503 it foretold."""
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    env = {
+        "REWARDKIT_JUDGE_BASE_URL": dead,
+        "REWARDKIT_JUDGE_MODEL": "test-judge",
+        "REWARDKIT_JUDGE_API_KEY": "sk-test-secret-key",
+        "REWARDKIT_PARAMS": json.dumps({"math": {"workers": 1}}),
+    }
+    server = Server(env, tmp_path / "server.log")
+    try:
+        ready = httpx.get(server.url + "/readyz", timeout=60)
+        body = {"funcs": ["llm_judge"], "completions": ["a"], "columns": {"question": ["q"]}}
+        scored = httpx.post(server.url + "/score", json=body, timeout=60)
+    finally:
+        server.stop()
+    assert ready.status_code == 200, ready.text
+    states = ready.json()["rewards"]
+    for name in ("llm_judge", "math_or_judge"):
+        assert states[name] == f"unreachable: {dead} (no connection: nothing listens there, or no such host)"
+    assert states["math"] == "ready" and states["format"] == "ready"
+    assert scored.status_code == 503 and dead in scored.json()["detail"]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [

@@ -36,17 +36,20 @@ from rewardkit.core import (
     Completion,
     DeadlineExceeded,
     Scored,
+    Unreachable,
     finite_number,
     number_error,
     remaining_s,
 )
 from rewardkit.judging.cache import Outcome, request_key, verdicts
 from rewardkit.judging.calls import (
+    UNREACHABLE,
     Caller,
     JudgeConfigError,
     JudgeUnavailableError,
     down,
     new_client,
+    shown_url,
     unavailable_message,
 )
 from rewardkit.judging.fence import MARKER_REASON
@@ -273,14 +276,24 @@ class LLMJudge(AsyncReward):
     # -- lifecycle: ``verdict="auto"`` asks the endpoint once which verdicts it can be held to
     def ready(self, timeout_s: float) -> bool | None:
         """Probe the endpoint for its verdict mode (once a process); ``True`` once known, ``None`` while the
-        endpoint cannot be asked (or with a fixed ``verdict``: nothing to find out)."""
+        endpoint answers without telling (5xx, a timeout) or with a fixed ``verdict`` (nothing is asked);
+        :class:`~rewardkit.core.Unreachable` naming the URL when nothing answers there (no connection, no
+        such host): a batch would be a 503."""
         if self.verdict != "auto":
             return None
-        if known_mode(str(self.base_url), str(self.model)) is None:
-            run_coroutine(
-                lambda: self._with_caller(lambda caller: asyncio.wait_for(self._mode(caller), timeout_s))
-            )
-        return True if known_mode(str(self.base_url), str(self.model)) else None
+        endpoint = (str(self.base_url), str(self.model))
+        if known_mode(*endpoint) is None:
+            try:
+                _, failure = run_coroutine(
+                    lambda: self._with_caller(lambda caller: asyncio.wait_for(self._probe(caller), timeout_s))
+                )
+            except TimeoutError:  # the probe took longer than the readiness check waits: not known yet
+                return None
+            if failure in UNREACHABLE:
+                raise Unreachable(
+                    f"{shown_url(endpoint[0])} (no connection: nothing listens there, or no such host)"
+                )
+        return True if known_mode(*endpoint) else None
 
     # -- the work
     async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
@@ -375,16 +388,23 @@ class LLMJudge(AsyncReward):
         """The verdict mode of this batch: the setting, or what the probe found (``"text"`` until it has)."""
         if self.verdict != "auto":
             return self.verdict
-        endpoint = (str(self.base_url), str(self.model))
-        mode: str | None = known_mode(*endpoint)
+        mode = known_mode(str(self.base_url), str(self.model))
         if mode is None:
-            reply, failure = await caller.send(PROBE_MESSAGES, RESPONSE_FORMAT, retries=0)
-            if reply is not None:
-                mode = probe_mode(reply)
-            elif failure is not None and failure.startswith("judge_error:4"):
-                mode = "text"  # the endpoint refuses response_format (400, 422)
-            remember_mode(*endpoint, mode)  # None (not asked: unreachable, 5xx): the next batch asks again
+            mode, _ = await self._probe(caller)
         return mode or "text"
+
+    async def _probe(self, caller: Caller) -> tuple[str | None, str | None]:
+        """Ask the endpoint which verdicts it can be held to, and remember it: ``(mode, failure)``, the mode
+        ``None`` when the probe found nothing (unreachable, 5xx: the next batch asks again)."""
+        endpoint = (str(self.base_url), str(self.model))
+        mode: str | None = None
+        reply, failure = await caller.send(PROBE_MESSAGES, RESPONSE_FORMAT, retries=0)
+        if reply is not None:
+            mode = probe_mode(reply)
+        elif failure is not None and failure.startswith("judge_error:4"):
+            mode = "text"  # the endpoint refuses response_format (400, 422)
+        remember_mode(*endpoint, mode)
+        return mode, failure
 
     def _shared_limit(self) -> SharedLimit:
         key = (str(self.base_url), self.max_total_concurrency)

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from rewardkit import registry
-from rewardkit.core import BackendUnavailable, Reward, RewardError
+from rewardkit.core import BackendUnavailable, Reward, RewardError, Unreachable
 from rewardkit.policy import RemotePolicy
 from rewardkit.redact import clip
 
@@ -55,6 +55,9 @@ async def readyz(rewards: RewardsDep, settings: SettingsDep, policy: PolicyDep) 
             notes[name] = said
         try:
             answer = await run_in_threadpool(reward.ready, settings.ready_timeout_s)
+        except Unreachable as exc:  # nothing answers at an endpoint it calls (a judge's URL): its requests
+            states[name] = f"unreachable: {clip(str(exc))}"  # are 503s; the other rewards are served
+            continue
         except BackendUnavailable as exc:  # can never start on this host (no sandbox): not a failure
             states[name] = f"unavailable: {clip(str(exc))}"
             continue
