@@ -1,4 +1,11 @@
-"""Service settings, read from ``REWARDKIT_*`` environment variables (pydantic-settings)."""
+"""Service settings, read from ``REWARDKIT_*`` environment variables (pydantic-settings).
+
+A setting that cannot work is one line naming the variable and the problem (:class:`SettingsError`, a
+``ValueError``), raised where the settings are read, before anything starts: a value of the wrong type, JSON
+that does not parse (``REWARDKIT_PARAMS: is not valid JSON (Expecting property name enclosed in double
+quotes at line 1, column 2)``), a reward or parameter the policy does not know. ``rewardkit serve`` prints
+it and exits 2.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +13,33 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import SettingsError as SourceError
 
 from rewardkit.policy import RemotePolicy, load_params_table
-from rewardkit.redact import redact_secrets
+from rewardkit.redact import clip, redact_secrets
+
+ENV_PREFIX = "REWARDKIT_"
+SECRET_FIELDS = frozenset({"api_token"})  # their values are never quoted in an error
+
+
+class SettingsError(ValueError):
+    """A ``REWARDKIT_*`` setting that cannot work: one line naming the variable and the problem."""
 
 
 class Settings(BaseSettings):
     """Every setting can be given as ``REWARDKIT_<NAME>``; tests build ``Settings(...)`` directly."""
 
-    model_config = SettingsConfigDict(env_prefix="REWARDKIT_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise SettingsError(one_line(exc)) from None
+        except SourceError as exc:  # a source that could not be read at all: the message names the field
+            raise SettingsError(redact_secrets(" ".join(str(exc).split()))) from None
 
     api_token: SecretStr | None = Field(
         default=None,
@@ -84,7 +107,7 @@ class Settings(BaseSettings):
         description="Serve /metrics without the token (for Prometheus scrapes by pod annotation). The "
         "figures are counts and latencies; nothing a caller sent appears in them.",
     )
-    params: dict[str, dict[str, Any]] = Field(
+    params: Annotated[dict[str, dict[str, Any]], NoDecode] = Field(
         default_factory=dict,
         description="Server settings of each reward, JSON {reward: {parameter: value}}: the only way to set "
         "parameters callers may not (judge base_url, math workers, ...) and the defaults of the rest.",
@@ -93,7 +116,7 @@ class Settings(BaseSettings):
         default=None,
         description="A JSON file of the same shape as REWARDKIT_PARAMS (used when that is empty).",
     )
-    caps: dict[str, dict[str, float]] = Field(
+    caps: Annotated[dict[str, dict[str, float]], NoDecode] = Field(
         default_factory=dict,
         description="Caps on caller-set numbers, JSON {reward: {parameter: cap}}, replacing the defaults.",
     )
@@ -104,9 +127,24 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             text = value.strip()
             if text.startswith("["):
-                return json.loads(text)
+                return _json(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
+
+    @field_validator("params", "caps", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        """The JSON text of an environment variable, parsed here, so that its error says what is wrong."""
+        if not isinstance(value, str):
+            return value
+        return _json(value) if value.strip() else {}
+
+    @model_validator(mode="after")
+    def _policy_builds(self) -> Settings:
+        """The policy these settings make (an unknown reward or parameter is an error now, not when the
+        app is built inside uvicorn)."""
+        self.policy()
+        return self
 
     @property
     def max_body_bytes(self) -> int:
@@ -126,3 +164,37 @@ class Settings(BaseSettings):
         # a URL's user:password or ?api-key= (a judge base_url, say) is a secret too
         redacted: dict[str, Any] = json.loads(redact_secrets(json.dumps(shown)))
         return redacted
+
+
+def _json(text: str) -> Any:
+    """``text`` parsed as JSON; a ``ValueError`` that says where it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+
+
+def one_line(exc: ValidationError) -> str:
+    """What a failed validation says, on one line: each failing setting as its variable's name and the
+    problem (``REWARDKIT_MAX_BATCH: Input should be a valid integer (got 'ten')``); a check of the whole
+    (the policy) says its own message, which names its variable. Values are cut and their secrets masked;
+    a secret setting's value is never quoted."""
+    said = []
+    for error in exc.errors():
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        loc = [str(part) for part in error.get("loc", ())]
+        if not loc:
+            said.append(message)
+            continue
+        name = ENV_PREFIX + loc[0].upper()
+        where = ".".join(loc[1:])
+        value = error.get("input")
+        shown = ""
+        if (
+            loc[0] not in SECRET_FIELDS
+            and isinstance(value, str | int | float)
+            and error.get("type") != "value_error"
+        ):
+            shown = f" (got {clip(repr(value), 80)})"
+        said.append(f"{name}: {where + ': ' if where else ''}{message}{shown}")
+    return redact_secrets(" ".join("; ".join(said).split()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import socket
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ from rewardkit.client import (
     remote_reward,
 )
 from rewardkit.testing import iter_golden_files, load_golden
-from tests.support.helpers import JSON, TOKEN, Server
+from tests.support.helpers import JSON, ROOT, TOKEN, Server
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -137,12 +138,64 @@ def test_rewards_health_ready_docs_metrics(server: Server) -> None:
     assert "rewardkit_request_seconds_bucket" in text
 
 
+def test_a_body_that_is_not_json_is_a_422_as_the_readme_says(server: Server) -> None:
+    """Issue 34.5: service/README.md said invalid JSON is a 400, while a body cut short was a 422. FastAPI
+    answers 422 (``json_invalid``) for both, as FastAPI users expect; the README says so, and where the JSON
+    breaks; bytes that are not UTF-8 inside a string stay the 400 it names."""
+    readme = " ".join((ROOT / "service" / "README.md").read_text().split())
+    assert "A body that is not JSON, malformed or cut short, is a 422" in readme
+    assert "invalid JSON is a 400" not in readme
+    headers = {"content-type": "application/json"}
+    whole = b'{"funcs": ["format"], "completions": ["a"]}'
+    for body in (whole[:38], b"funcs=format", whole + b" x"):  # cut short, not JSON, trailing text
+        answer = httpx.post(server.url + "/score", content=body, headers=headers, timeout=60)
+        assert answer.status_code == 422, (body, answer.text)
+        (error,) = answer.json()["errors"]
+        assert error["type"] == "json_invalid" and error["loc"][0] == "body", error
+    assert httpx.post(server.url + "/score", content=whole, headers=headers, timeout=60).status_code == 200
+    not_utf8 = httpx.post(server.url + "/score", content=b'{"funcs": ["\xff"]}', headers=headers, timeout=60)
+    assert not_utf8.status_code == 400 and "parsing the body" in not_utf8.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "REWARDKIT_PARAMS",
+            '{"math": {"timeuot_s": 5}}',
+            "reward 'math' has no parameter(s) timeuot_s; parameters: correct, extract,",
+        ),
+        (
+            "REWARDKIT_PARAMS",
+            '{"math": {"timeout_s": 5}',
+            "is not valid JSON (Expecting ',' delimiter at line 1, column 26)",
+        ),
+        ("REWARDKIT_CAPS", '{"math": {"workers": 4}}', "math.workers is not a parameter callers may set"),
+        ("REWARDKIT_MAX_BATCH", "ten", "Input should be a valid integer, unable to parse string"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path, variable: str, value: str, said: str) -> None:
+    """Issue 34.5: a bad REWARDKIT_PARAMS printed a 136-line traceback through uvicorn before the useful
+    line, and JSON that does not parse did not name the variable. Through the real `rewardkit serve`: one
+    line naming the variable and the problem, exit 2, nothing started."""
+    script = Path(sys.executable).parent / "rewardkit"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
+    env.update({variable: value, "COLUMNS": "1000"})  # a wide terminal: no wrapping by the console
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = str(sock.getsockname()[1])
+    command = [str(script), "serve", "--port", port]
+    proc = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
+    assert lines[0].startswith(f"error: {variable}: ") and said in lines[0], lines[0]
+    assert proc.stdout == ""
+
+
 def test_readyz_says_which_judge_url_nothing_answers_at(tmp_path: Path) -> None:
     """Issue 34.5: /readyz said ``llm_judge: ready`` with nothing listening at the judge's URL, and the first
     /score was a 503. The verdict-mode probe finds it: ``unreachable`` with the URL, for every reward that
     calls the judge; the other rewards are served (200), and the judge's requests are the 503 it foretold."""
-    import socket
-
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
