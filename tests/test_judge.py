@@ -155,6 +155,24 @@ def test_the_key_comes_from_the_named_variable(
     assert fake_judge.authorizations[-1] == "Bearer sk-from-taotoken"
 
 
+def test_the_rewards_readme_exports_the_variable_the_key_is_read_from(
+    fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34.5: the rewards README exported only REWARDKIT_JUDGE_API_KEY_ENV, never the variable the key is
+    read from by default: a reader following it had a judge that failed at construction."""
+    readme = (Path(__file__).parent.parent / "rewardkit" / "rewards" / "README.md").read_text()
+    block = readme.split("## The LLM judge")[1].split("```bash")[1].split("```")[0]
+    exported = [line.split()[1].split("=")[0] for line in block.splitlines() if line.startswith("export ")]
+    monkeypatch.delenv("REWARDKIT_JUDGE_API_KEY")
+    for name in exported:
+        monkeypatch.setenv(name, "sk-from-the-readme")
+    monkeypatch.setenv("REWARDKIT_JUDGE_BASE_URL", fake_judge.url)
+    judge = rewardkit.get("llm_judge")
+    assert isinstance(judge, LLMJudge) and judge.api_key_env == "REWARDKIT_JUDGE_API_KEY"
+    assert judge(["a"], question=["key SCORE:3"]) == [0.3]
+    assert fake_judge.authorizations[-1] == "Bearer sk-from-the-readme"
+
+
 def test_custom_template_columns(fake_judge: FakeJudge, tmp_path: Path) -> None:
     template = tmp_path / "rubric.txt"
     template.write_text("Rubric: {rubric}\nQuestion: {question}\nAnswer: {completion}\nScore as [[N]].")

@@ -322,3 +322,13 @@ def test_aliases_key_the_engine_results() -> None:
     )
     assert result.scores == {"fmt": [1.0, 0.0], "fmt_pre": [0.0, 1.0]}
     assert result.names == {"fmt": "format", "fmt_pre": "format"}
+
+
+def test_your_own_rewards_says_how_a_served_reward_declares_caller_parameters() -> None:
+    """Issue 34.5: rewardkit/README.md's "Your own rewards" did not say how a reward served by `rewardkit
+    serve` lets callers set a parameter; its doctested example (run with the README) declares one with
+    ``caller_params`` and shows a server setting refused."""
+    readme = (Path(__file__).parent.parent / "rewardkit" / "README.md").read_text()
+    section = readme.split("\n## Your own rewards\n")[1].split("\n## ")[0]
+    assert 'caller_params={"limit": CallerParam(cap=100_000)}' in section
+    assert "is a server setting; a caller cannot set it" in section
