@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from rewardkit import ColumnError
 from rewardkit.core import Unreachable
 from rewardkit.rewards.judge import JudgeConfigError, JudgeUnavailableError, LLMJudge, parse_judgement
 from tests.support.fake_judge import FakeJudge
+from tests.support.timing import busy
 
 
 @pytest.mark.parametrize(
@@ -103,7 +107,7 @@ def test_garbage_and_hangs_are_per_item_failures_when_told_to(fake_judge: FakeJu
     judge = rewardkit.get("llm_judge", timeout_s=0.5, max_retries=1, on_unavailable="none")
     scored = judge.score_detailed(["a"], question=["hang"])
     assert scored.values == [None] and scored.reasons == ["timeout"]
-    assert time.monotonic() - start < 5.0
+    assert time.monotonic() - start < 5.0 * busy()  # two 0.5 s timeouts; without them, never
 
 
 def _png(size: tuple[int, int]) -> bytes:
@@ -490,6 +494,23 @@ def test_auto_reads_text_where_response_format_is_refused_and_asks_lazily() -> N
     assert rewardkit.get("llm_judge", base_url=dead, verdict="text").ready(5) is None  # nothing is asked
 
 
+def test_ready_loads_the_client_sdk_whatever_the_verdict_mode() -> None:
+    """The service calls ready() at start-up. With a fixed verdict it loaded nothing, so a service's first
+    judge batch imported the SDK within its deadline (0.5 s of CPU; on a busy machine, the first batch
+    under a 2 s deadline got a 504). Now it is loaded in ready(); a fresh interpreter shows it."""
+    script = (
+        "import sys, rewardkit\n"
+        "judge = rewardkit.get('llm_judge', base_url='http://127.0.0.1:9/v1', model='m', verdict='text')\n"
+        "before = 'openai' in sys.modules\n"
+        "assert judge.ready(5) is None\n"
+        "print(before, 'openai' in sys.modules)\n"
+    )
+    env = {**os.environ, "REWARDKIT_JUDGE_API_KEY": "sk-test"}
+    command = [sys.executable, "-c", script]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.split() == ["False", "True"], proc.stderr[-2000:]
+
+
 def test_prompts_are_built_off_the_event_loop_within_the_deadline(fake_judge: FakeJudge) -> None:
     from rewardkit.core import DeadlineExceeded, deadline
 
@@ -513,9 +534,10 @@ def test_prompts_are_built_off_the_event_loop_within_the_deadline(fake_judge: Fa
             ticker.cancel()
         return max(gaps)
 
-    assert asyncio.run(main()) < 1.0  # on the loop, the 12 prompts would block it for over 2 s
+    # on the loop, the 12 prompts would block it for over 2 s (as much longer as the machine is busier)
+    assert asyncio.run(main()) < 1.0 * busy()
     fake_judge.reset()
     start = time.monotonic()
     with deadline(0.3), pytest.raises(DeadlineExceeded):
         judge(slow, question=["late SCORE:5"] * 12)
-    assert time.monotonic() - start < 1.5 and fake_judge.requests == 0
+    assert time.monotonic() - start < 0.3 + 1.2 * busy() and fake_judge.requests == 0

@@ -278,7 +278,11 @@ class LLMJudge(AsyncReward):
         """Probe the endpoint for its verdict mode (once a process); ``True`` once known, ``None`` while the
         endpoint answers without telling (5xx, a timeout) or with a fixed ``verdict`` (nothing is asked);
         :class:`~rewardkit.core.Unreachable` naming the URL when nothing answers there (no connection, no
-        such host): a batch would be a 503."""
+        such host): a batch would be a 503. The client SDK is loaded here either way (the service asks at
+        start-up): its import takes 0.5 s of CPU, 1-2 s on a busy machine, which the first batch would
+        otherwise spend of its deadline (a 2 s deadline: a 504)."""
+        if self.client is None:
+            importlib.import_module("openai")
         if self.verdict != "auto":
             return None
         endpoint = (str(self.base_url), str(self.model))

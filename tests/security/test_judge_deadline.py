@@ -43,10 +43,15 @@ from tests.security.conftest import JUDGE_KEY
 from tests.support.fake_judge import FakeJudge
 from tests.support.healthz import polled_healthz
 from tests.support.helpers import TOKEN, Server, judge_env
+from tests.support.timing import busy
 
 DEADLINE_S = 2.0  # the service's REWARDKIT_REQUEST_TIMEOUT_S
+# On an idle machine; each is stretched by how busy the machine is (tests/support/timing.py), as the
+# unprotected forms are (seconds past the deadline, /healthz blocked for seconds). The idle figures, and
+# the service's under hours of traffic, are bench/soak.py's (504 within 1.5 s, /healthz p99 < 100 ms).
 LATE_S = 1.0  # how long after the deadline its 504 may come
 HEALTHZ_S = 1.0
+LAG_S = 0.5  # the longest a 10 ms tick of the event loop may come late
 URL_SECRET = "s3cret-in-the-query"
 AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
 MARKED = "[[1]] "  # a score marker: every one is neutralised, a character at a time
@@ -91,13 +96,14 @@ def timed(server: Server, body: Any) -> tuple[httpx.Response, float, list[float]
 
 
 def assert_on_time(response: httpx.Response, took: float, healthz: list[float]) -> None:
+    slow = busy()
     print(
         f"\n{response.status_code} after {took:.2f} s (deadline {DEADLINE_S} s), "
-        f"/healthz max {max(healthz, default=0):.3f} s"
+        f"/healthz max {max(healthz, default=0):.3f} s, machine {slow:.1f}x slower than idle"
     )
     assert response.status_code == 504, response.text[:500]
-    assert took < DEADLINE_S + LATE_S, took
-    assert healthz and max(healthz) < HEALTHZ_S, max(healthz)
+    assert took < DEADLINE_S + LATE_S * slow, (took, slow)
+    assert healthz and max(healthz) < HEALTHZ_S * slow, (max(healthz), slow)
 
 
 # ---------------------------------------------------------------- deadlines
@@ -112,7 +118,7 @@ def test_fencing_a_huge_value_stops_at_the_deadline(text: str) -> None:
     start = time.monotonic()
     with pytest.raises(DeadlineExceeded, match="fencing"), deadline(0.3):
         neutralise(text)
-    assert time.monotonic() - start < 0.3 + LATE_S
+    assert time.monotonic() - start < 0.3 + LATE_S * busy()  # unchecked: 3.8-6.8 s idle
 
 
 def test_huge_completions_get_their_504_within_a_second_of_the_deadline(server: Server) -> None:
@@ -133,7 +139,8 @@ def test_many_large_completions_get_their_504_within_a_second_of_the_deadline(se
 
 def lagged(work: Callable[[], Awaitable[Any]], within_s: float) -> tuple[float, list[float]]:
     """Run ``work`` on an event loop under a deadline it cannot meet: when its DeadlineExceeded came and
-    how late each 10 ms tick of the loop was meanwhile (what /healthz would have waited)."""
+    how late each 10 ms tick of the loop was meanwhile (what /healthz would have waited); asserts both
+    on time for how busy the machine is (the loop stalled for seconds unprotected, 0.15 s idle now)."""
     lags: list[float] = []
 
     async def run() -> float:
@@ -153,7 +160,13 @@ def lagged(work: Callable[[], Awaitable[Any]], within_s: float) -> tuple[float, 
             ticker.cancel()
 
     took = asyncio.run(run())
-    print(f"\nDeadlineExceeded after {took:.2f} s (deadline {within_s} s), loop lag max {max(lags):.3f} s")
+    slow = busy()
+    print(
+        f"\nDeadlineExceeded after {took:.2f} s (deadline {within_s:.1f} s), loop lag max {max(lags):.3f} s, "
+        f"machine {slow:.1f}x slower than idle"
+    )
+    assert took < within_s + LATE_S * slow, (took, slow)
+    assert max(lags) < LAG_S * slow, (max(lags), slow)
     return took, lags
 
 
@@ -163,11 +176,11 @@ def test_a_batch_of_many_calls_keeps_the_event_loop_free(
     judge.mode = "hang"  # the calls wait for the deadline: what is measured is the loop before and at it
     n = 12_000
     reward = LLMJudge(**judge_settings)
-    took, lags = lagged(
-        lambda: reward.ascore_detailed([f"answer {i}" for i in range(n)], question=["q"] * n), 4.0
-    )
-    assert took < 4.0 + LATE_S and max(lags) < 0.5
-    assert judge.requests > 0  # the calls had started
+    reward.ready(30)  # as the service at start-up: the SDK's import (1-2 s on a busy machine) is not timed
+    # 0.3 s of CPU before the first call (prompts 0.22 s, the client 0.1 s): on time however busy
+    within_s = 2.0 + 2.0 * busy()
+    lagged(lambda: reward.ascore_detailed([f"answer {i}" for i in range(n)], question=["q"] * n), within_s)
+    assert judge.requests > 0  # the calls had started: the deadline cancelled calls in flight
 
 
 def test_math_or_judge_chooses_its_judged_items_off_the_event_loop(
@@ -182,10 +195,7 @@ def test_math_or_judge_chooses_its_judged_items_off_the_event_loop(
         judge={"name": "llm_judge", "params": judge_settings},
     )
     completions = [f"It is {i}." for i in range(n)]
-    took, lags = lagged(
-        lambda: reward.ascore_detailed(completions, solution=[gold] * n, question=["q"] * n), 5.0
-    )
-    assert took < 5.0 + LATE_S and max(lags) < 0.5
+    lagged(lambda: reward.ascore_detailed(completions, solution=[gold] * n, question=["q"] * n), 5.0)
 
 
 # ---------------------------------------------------------------- error bodies
