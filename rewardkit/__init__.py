@@ -29,7 +29,8 @@ One job a module (paths under ``rewardkit/`` unless they say otherwise):
 The contract, the names, a batch
 
 - ``core.py``: the reward contract: ``Reward``, ``ItemReward``, ``Verdict``/``Explained``, column checks,
-  the finite-number check, deadlines, lifecycle hooks (``ready``, ``stats``, ``close``)
+  the finite-number check, lifecycle hooks (``ready``, ``stats``, ``notes``, ``close``)
+- ``deadlines.py``: a batch's deadline: the context that bounds it and what slow parts ask of it
 - ``spec.py``: what names a reward to score with (``RewardSpec``: name, params, weight, alias, columns;
   from a string, a dict or a configured reward), ``CallerParam``, and the one check of a spec against a
   published policy table (recursive, with the 256-rewards budget)
@@ -44,6 +45,7 @@ The contract, the names, a batch
 - ``concurrency.py``: a concurrency limit shared across threads and event loops
 - ``asyncface.py``: rewards whose work is awaited (the judge, the code sandbox): one async core, its sync and
   async faces
+- ``jsontext.py``: JSON text from columns read within bounds (length, nesting), and nesting measured
 - ``redact.py``: what an error or a log may echo: secrets in URLs masked, a caller's value cut to 200
   characters
 
@@ -78,7 +80,8 @@ The rewards and what they read
   (spawn, stream, kill), ``sandbox/pool.py`` many sandboxes at once, deduplicated, within the deadline, and
   readiness, ``sandbox/cases.py`` code datasets' test formats in one form, ``sandbox/compare.py`` outputs
   compared as the datasets' judges do, ``sandbox/seccomp.py`` the seccomp filter that keeps a test
-  process from making processes (so ``memory_mb`` bounds a sandbox)
+  process from making processes, uncounted memory or namespaces (so ``memory_mb`` bounds a sandbox),
+  ``sandbox/cgroup.py`` a memory cgroup per sandbox where the host lets the service make one
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 

@@ -63,7 +63,7 @@ def test_the_depth_of_a_parsed_object_is_counted_without_recursion() -> None:
     start = time.perf_counter()
     assert nesting_depth(deep_list(100_000)) == MAX_DEPTH + 1  # stops past the limit
     assert nesting_depth(deep_list(100_000), limit=10**6) == 100_001  # recursion would fail long before
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 20  # 0.5 s here; the point is no recursion, and no quadratic walk
     loop: list[Any] = []
     loop.append(loop)
     assert nesting_depth(loop) == MAX_DEPTH + 1
