@@ -18,11 +18,13 @@ as 200 characters and a count, not as a 20 MB answer.
 
 from __future__ import annotations
 
+import difflib
 import re
 import reprlib
+from collections.abc import Iterable
 from urllib.parse import unquote_plus
 
-__all__ = ["SECRET_NAMES", "SHOWN_CHARS", "clip", "redact_secrets", "shown"]
+__all__ = ["SECRET_NAMES", "SHOWN_CHARS", "clip", "closest", "did_you_mean", "redact_secrets", "shown"]
 
 #: Query-parameter names whose values are secrets (compared lower-cased, ``-`` read as ``_``).
 SECRET_NAMES = frozenset(
@@ -106,3 +108,23 @@ def clip(text: str, limit: int = 2 * SHOWN_CHARS) -> str:
 _REPR = reprlib.Repr()
 _REPR.maxstring = SHOWN_CHARS
 _REPR.maxother = SHOWN_CHARS
+
+
+def closest(name: str, known: Iterable[str]) -> list[str]:
+    """The names of ``known`` closest to ``name`` (case aside), best first, at most 3.
+
+    >>> closest("Fromat", ["format", "math", "tag_count"])
+    ['format']
+    """
+    by_case = {k.lower(): k for k in known}
+    return [by_case[k] for k in difflib.get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.7)]
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the closest of ``known`` to ``name``, or ``""`` when none is close.
+
+    >>> did_you_mean("maht", ["math", "choice"]), did_you_mean("zzz", ["math"])
+    ("; did you mean 'math'?", '')
+    """
+    near = closest(name, known) if isinstance(name, str) else []
+    return f"; did you mean {' or '.join(map(repr, near))}?" if near else ""

@@ -31,7 +31,7 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar, cast
 
 from rewardkit.core import Completion, Reward, RewardError, Verdict, missing_column
-from rewardkit.redact import clip, shown
+from rewardkit.redact import clip, did_you_mean, shown
 from rewardkit.spec import CallerParam, UnknownRewardError
 from rewardkit.trainer_names import note_trainer_name
 
@@ -395,7 +395,7 @@ def reload_entry_points() -> None:
 
 def _unknown_message(name: str) -> str:
     known = ", ".join(sorted(_registry)) or "none"
-    return f"unknown reward {shown(name)}; registered rewards: {known}"
+    return f"unknown reward {shown(name)}{did_you_mean(name, _registry)}; registered rewards: {known}"
 
 
 def _entry(name: str) -> _Entry:

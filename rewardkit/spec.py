@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.core import Reward, RewardError, finite_number
-from rewardkit.redact import shown
+from rewardkit.redact import did_you_mean, shown
 
 __all__ = [
     "MAX_FUNCS",
@@ -302,11 +302,13 @@ class _Check:
         except KeyError:
             known = ", ".join(sorted(self.table)) or "none"
             if self.server is None:
+                hint = did_you_mean(name, self.table)
                 raise UnknownRewardError(
-                    f"unknown reward {shown(name)}; registered rewards: {known}"
+                    f"unknown reward {shown(name)}{hint}; registered rewards: {known}"
                 ) from None
             raise UnknownRewardError(
-                f"the service at {self.server} has no reward {shown(name)}; it has {known}"
+                f"the service at {self.server} has no reward {shown(name)}{did_you_mean(name, self.table)}; "
+                f"it has {known}"
             ) from None
 
     def _value(self, name: str, param: str, value: Any, policy: Any, depth: int) -> Any:

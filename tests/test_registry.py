@@ -332,3 +332,20 @@ def test_your_own_rewards_says_how_a_served_reward_declares_caller_parameters() 
     section = readme.split("\n## Your own rewards\n")[1].split("\n## ")[0]
     assert 'caller_params={"limit": CallerParam(cap=100_000)}' in section
     assert "is a server setting; a caller cannot set it" in section
+
+
+def test_a_misspelt_reward_name_suggests_the_closest_everywhere() -> None:
+    """Issue 34: the library, a server's policy check and a client checking against a server's table say
+    the closest names, as the CLI does; a name close to nothing gets no guess."""
+    from rewardkit.spec import RewardSpec, check
+
+    with pytest.raises(UnknownRewardError, match="unknown reward 'maht'; did you mean 'math'"):
+        rewardkit.get("maht")
+    with pytest.raises(UnknownRewardError) as nothing_close:
+        rewardkit.get("zzzzzz")
+    assert "did you mean" not in str(nothing_close.value)
+    table: dict[str, Any] = {"format": {}, "math": {}}
+    with pytest.raises(UnknownRewardError, match="has no reward 'Fromat'; did you mean 'format'"):
+        check(table, RewardSpec("Fromat"), server="http://127.0.0.1:8000")
+    with pytest.raises(UnknownRewardError, match="unknown reward 'fromat'; did you mean 'format'"):
+        check(table, RewardSpec("fromat"))

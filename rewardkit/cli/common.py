@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
@@ -58,24 +57,24 @@ def columns_option(items: Iterable[str] | None) -> dict[str, str]:
 
 def closest(name: str, known: Sequence[str] | None = None) -> list[str]:
     """The registered reward names (or ``known``) closest to ``name``, best first (at most 3)."""
+    from rewardkit.redact import closest as nearest
+
     if known is None:
         from rewardkit.registry import list_rewards
 
         known = [info.name for info in list_rewards()]
-    by_case = {k.lower(): k for k in known}
-    return [by_case[k] for k in difflib.get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.7)]
+    return nearest(name, known)
 
 
 def unknown_reward(names: Iterable[str]) -> str | None:
     """For the first of ``names`` that no reward is registered under: a message naming it, the closest
     names and every registered one; ``None`` when all are known."""
-    from rewardkit.redact import shown
+    from rewardkit.redact import did_you_mean, shown
     from rewardkit.registry import list_rewards
 
     known = [info.name for info in list_rewards()]
     for name in names:
         if name not in known:
-            near = closest(name, known)
-            hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
+            hint = did_you_mean(name, known)
             return f"unknown reward {shown(name)}{hint} (registered rewards: {', '.join(sorted(known))})"
     return None
