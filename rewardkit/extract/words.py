@@ -137,6 +137,7 @@ _NOT_WHOLE_BEFORE = re.compile(r"(?:[\w'’-]|\bpoint[ \t]+)\Z", re.IGNORECASE)
 _SIGN_BEFORE = re.compile(r"\b(?:negative|minus)[ \t]+\Z", re.IGNORECASE)
 _GAP = re.compile(r"[ \t]+|-")  # between two words of one number
 MAX_PHRASES = 64  # numbers in words read from one text (a sentence rarely holds more)
+MAX_RUN = 16  # words of one number at most ("two thousand three hundred and forty-five" is 7): linear time
 
 
 def number_phrases(text: str) -> list[tuple[int, int, str]]:
@@ -152,7 +153,11 @@ def number_phrases(text: str) -> list[tuple[int, int, str]]:
     i = 0
     while i < len(words) and len(found) < MAX_PHRASES:
         run = [words[i]]  # the words joined to words[i] by spacing or a hyphen only
-        while i + len(run) < len(words) and _GAP.fullmatch(text, run[-1].end(), words[i + len(run)].start()):
+        while (
+            len(run) < MAX_RUN
+            and i + len(run) < len(words)
+            and _GAP.fullmatch(text, run[-1].end(), words[i + len(run)].start())
+        ):
             run.append(words[i + len(run)])
         lowered = [m.group().lower() for m in run]
         for size in range(len(run), 0, -1):  # the longest start of the run that writes one number
