@@ -3,8 +3,9 @@
 Issue 21 replayed: ``repetition`` at its n-gram cap on megabytes of text, ``route`` with 64 long glob keys
 over long values, extraction on adversarial completions of 1-3 MB, value parameters that overflow a sum,
 and the request deadline inside a reward's per-item loop and inside one long item. In process the bounds
-are generous (a loaded 2-core machine passes them); the service tests start a real uvicorn with a short
-deadline and check the 504 comes within a second of it while ``/healthz`` keeps answering.
+are generous, and stretched by how busy the machine is (``tests/support/timing.py``), as the unprotected
+forms are; the service tests start a real uvicorn with a short deadline and check the 504 comes within a
+second of it (on an idle machine) while ``/healthz`` keeps answering.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rewardkit.core import DeadlineExceeded, ItemReward, Verdict, deadline
 from rewardkit.rewards.repetition import ngram_counts, words
 from rewardkit.rewards.route import MAX_VALUE, Glob
 from tests.support.helpers import TOKEN, Server
+from tests.support.timing import busy
 
 MB = 1_000_000
 WORDS = "the a cat dog sat ran on under mat rug and then again it was".split()
@@ -36,6 +38,11 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float]:
     start = time.perf_counter()
     result = call()
     return result, time.perf_counter() - start
+
+
+def best_s(call: Callable[[str], Any], text: str, tries: int = 2) -> float:
+    """The fastest of ``tries`` runs of ``call(text)``: what it costs, less what a busy machine added."""
+    return min(timed(lambda: call(text))[1] for _ in range(tries))
 
 
 def peak_mb(call: Callable[[], Any]) -> float:
@@ -90,7 +97,7 @@ def test_repetition_at_its_cap_on_a_megabyte_is_linear_and_small() -> None:
     text = word_text(random.Random(0), MB)
     reward = rewardkit.get("repetition", ngram_size=64)
     (value,), seconds = timed(lambda: reward([text]))
-    assert seconds < 3.0, seconds
+    assert seconds < 3.0 * busy(), seconds
     distinct, total = ngram_counts(text, 64)
     assert value == (1 - distinct / total) * -1.0
     assert peak_mb(lambda: reward([text[: MB // 2]])) < 40
@@ -104,7 +111,7 @@ def test_the_deadline_stops_one_long_repetition_item() -> None:
     start = time.perf_counter()
     with pytest.raises(DeadlineExceeded, match="repetition"), deadline(0.3):
         reward([text])
-    assert time.perf_counter() - start < 1.3
+    assert time.perf_counter() - start < 0.3 + 1.0 * busy()
 
 
 # ---------------------------------------------------------------- the per-item loop
@@ -132,8 +139,8 @@ class _Raises(ItemReward):
 def test_the_item_loop_checks_the_deadline_between_items() -> None:
     start = time.perf_counter()
     with pytest.raises(DeadlineExceeded, match="slow_for_test"), deadline(0.2):
-        _Slow().score_detailed(["x"] * 500)  # 10 s of items
-    assert time.perf_counter() - start < 1.2
+        _Slow().score_detailed(["x"] * 1_000)  # 20 s of sleeps, however busy the machine
+    assert time.perf_counter() - start < 0.2 + 1.0 * busy()  # at most 8.2 s
 
 
 def test_a_deadline_inside_an_item_stops_the_batch_and_is_no_internal_error() -> None:
@@ -200,18 +207,19 @@ def test_the_issues_route_case_is_fast() -> None:
     rows = [f"{i:05d}" + "a" * 9_995 for i in range(160)]
     scored, seconds = timed(lambda: route.score_detailed(["<think>x</think>"] * 160, task=rows))
     assert scored.values == [0.0] * 160  # the catch-all (tag_count) took every row
-    assert seconds < 1.0, seconds
+    assert seconds < 1.0 * busy(), seconds
 
 
 def test_a_route_row_at_the_value_cap_costs_milliseconds_and_the_deadline_is_checked_per_row() -> None:
     route = rewardkit.get("route", column="task", routes=slow_keys(), unknown="none")
     rows = [f"{i:06d}" + "a" * (MAX_VALUE - 6) for i in range(2_000)]  # distinct: each matched anew
     _, seconds = timed(lambda: route.score_detailed(["x"] * 20, task=rows[:20]))
-    assert seconds / 20 < 0.25, seconds  # ~25 ms a row here: MAX_VALUE x 64 keys x 256 characters
+    slow = busy()
+    assert seconds / 20 < 0.25 * slow, seconds  # ~25 ms a row idle: MAX_VALUE x 64 keys x 256 characters
     start = time.perf_counter()
     with pytest.raises(DeadlineExceeded, match="row"), deadline(0.3):
-        route.score_detailed(["x"] * 2_000, task=rows)
-    assert time.perf_counter() - start < 1.3
+        route.score_detailed(["x"] * 2_000, task=rows)  # ~50 s of rows unchecked
+    assert time.perf_counter() - start < 0.3 + 1.0 * busy()
 
 
 def test_route_values_are_matched_once_per_batch_and_none_is_no_route() -> None:
@@ -256,18 +264,18 @@ def test_value_parameters_that_could_overflow_a_sum_are_refused_by_name(
 
 # ---------------------------------------------------------------- extraction on adversarial text
 
-ADVERSARIAL = {  # about 400,000 characters each, but one
-    "many boxes": "\\boxed{1}, " * 36_000,
-    "unclosed boxes": "\\boxed{" * 57_000,
-    "deep braces": "\\boxed" + "{" * 200_000 + "}" * 200_000,
-    "many answer blocks": "<answer>1</answer>" * 22_000,
-    "unclosed answers": "<answer>" * 50_000,
-    "many hashes": "#### 1\n" * 57_000,
-    "no spaces": "a" * 400_000,
-    "digits": "1 " * 500_000,  # a megabyte: the quadratic count check took ~20 s
-    "decimals": "1.2." * 100_000,
-    "special tokens": "x" + "<|im_end|> " * 36_000,
-    "next turns": "The answer is 4.\nQuestion: x\n" * 14_000,
+ADVERSARIAL: dict[str, Callable[[int], str]] = {  # at n = 4, about 400,000 characters each, but one
+    "many boxes": lambda n: "\\boxed{1}, " * 9_000 * n,
+    "unclosed boxes": lambda n: "\\boxed{" * 14_250 * n,
+    "deep braces": lambda n: "\\boxed" + "{" * 50_000 * n + "}" * 50_000 * n,
+    "many answer blocks": lambda n: "<answer>1</answer>" * 5_500 * n,
+    "unclosed answers": lambda n: "<answer>" * 12_500 * n,
+    "many hashes": lambda n: "#### 1\n" * 14_250 * n,
+    "no spaces": lambda n: "a" * 100_000 * n,
+    "digits": lambda n: "1 " * 125_000 * n,  # a megabyte: the quadratic count check took ~20 s
+    "decimals": lambda n: "1.2." * 25_000 * n,
+    "special tokens": lambda n: "x" + "<|im_end|> " * 9_000 * n,
+    "next turns": lambda n: "The answer is 4.\nQuestion: x\n" * 3_500 * n,
 }
 
 
@@ -296,13 +304,15 @@ def test_extraction_on_megabytes_of_adversarial_text_is_linear(extractor: str) -
     """400,000-character completions (the probes used 1-3 MB): r1v_acc's count check was quadratic (``1 1
     1 ...``: 0.9 s for 200,000 characters, ~4 s for these, ~20 s a megabyte) and read a 5,000-digit number
     as an internal error; boxes were found again from the start for each box of an answer set (2 s a
-    megabyte). Now each costs at most ~2 us a character."""
-    read = EXTRACTORS[extractor]
-    for name, text in ADVERSARIAL.items():
-        start = time.perf_counter()
-        read(text)  # the rewards with raise_on_error: an internal error would raise here
-        seconds = time.perf_counter() - start
-        assert seconds < 10.0 * len(text) / MB, (name, seconds)
+    megabyte). Now each costs at most ~2 us a character, and linearly: four times the text within eight
+    times the time (a quadratic cost is 16x), measured against itself, so a busy machine slows both."""
+    read, slow = EXTRACTORS[extractor], busy()
+    for name, make in ADVERSARIAL.items():
+        small, large = make(1), make(4)
+        small_s = best_s(read, small)  # the rewards with raise_on_error: an internal error would raise
+        large_s = best_s(read, large)
+        assert large_s < 8 * small_s + 0.05, (name, small_s, large_s)
+        assert large_s < 10.0 * len(large) / MB * slow, (name, large_s, slow)
 
 
 def test_r1v_reads_a_number_too_long_to_convert_as_a_wrong_count() -> None:
@@ -364,6 +374,15 @@ def post_watching_health(server: Server, body: dict[str, Any]) -> tuple[httpx.Re
     return response, elapsed, slowest[0]
 
 
+def assert_on_time(response: httpx.Response, elapsed: float, slowest_health: float) -> None:
+    """A 504 within a second of the deadline and /healthz answering within a second, on an idle machine;
+    both stretched by how busy it is (unprotected: a 504 after 21.7-45.9 s, /healthz blocked 13.9 s)."""
+    slow = busy()
+    assert response.status_code == 504, response.text[:300]
+    assert elapsed < DEADLINE_S + 1.0 * slow, (elapsed, slow)
+    assert slowest_health < 1.0 * slow, (slowest_health, slow)
+
+
 def test_a_slow_route_gets_its_504_within_a_second_of_the_deadline(server: Server) -> None:
     """Matching ran on the event loop, unchecked: the issue's batch answered after 45.9 s with a 10 s
     deadline. Now the rows are matched in a thread that checks the deadline before each row."""
@@ -374,9 +393,7 @@ def test_a_slow_route_gets_its_504_within_a_second_of_the_deadline(server: Serve
         "columns": {"task": rows},
     }
     response, elapsed, slowest_health = post_watching_health(server, body)
-    assert response.status_code == 504, response.text[:300]
-    assert elapsed < DEADLINE_S + 1.0, elapsed
-    assert slowest_health < 1.0, slowest_health
+    assert_on_time(response, elapsed, slowest_health)
 
 
 def test_a_long_repetition_item_gets_its_504_within_a_second_of_the_deadline(server: Server) -> None:
@@ -387,6 +404,4 @@ def test_a_long_repetition_item_gets_its_504_within_a_second_of_the_deadline(ser
         "completions": [cjk_text(random.Random(2), 3 * MB)],
     }
     response, elapsed, slowest_health = post_watching_health(server, body)
-    assert response.status_code == 504, response.text[:300]
-    assert elapsed < DEADLINE_S + 1.0, elapsed
-    assert slowest_health < 1.0, slowest_health
+    assert_on_time(response, elapsed, slowest_health)
