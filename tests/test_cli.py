@@ -340,6 +340,15 @@ def test_a_typo_in_a_reward_name_suggests_the_closest_in_every_command(tmp_path:
     assert "did you mean 'format'?" in said(proc.stderr)
 
 
+def test_an_error_is_one_line_whatever_the_terminal_width(tmp_path: Path) -> None:
+    """A container's log is no terminal: rich wrapped an error at 80 columns, cutting a name in two."""
+    src = _write_rows(tmp_path / "in.jsonl", [{"completion": "x", "solution": "1"}])
+    proc = run("score", "-f", "fromat", str(src), columns=40)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: unknown reward 'fromat'"), proc.stderr
+
+
 def test_check_counts_one_file_in_the_singular(tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
     good.write_text('{"func": "format", "completion": "<think>a</think><answer>1</answer>", "expected": 1}\n')

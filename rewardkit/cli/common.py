@@ -35,7 +35,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Say ``error: message`` on stderr (the message is text, not markup) and exit with ``code``."""
     from rich.markup import escape
 
-    stderr().print(f"[red]error:[/red] {escape(message)}")
+    stderr().print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # one line, for logs too
     raise typer.Exit(code)
 
 
