@@ -26,6 +26,7 @@ import yaml
 from tests.security.conftest import JUDGE_KEY
 from tests.support.fake_judge import FakeJudge
 from tests.support.helpers import ROOT, TOKEN
+from tests.support.timing import busy
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 URL_SECRET = "QS3CRET-in-the-query"
@@ -153,16 +154,19 @@ def assert_cut(
     server: Serve, socks: list[socket.socket], trickling: list[socket.socket], bound_s: float
 ) -> None:
     """All of ``socks`` (``trickling`` sending a byte a second) are closed by the server within ``bound_s``
-    (plus a margin for a loaded machine), and its file descriptors go with them."""
+    (plus a margin, stretched by how busy the machine is: unprotected, they stay open as long as the
+    client trickles), and its file descriptors go with them."""
     stop = threading.Event()
     sender = threading.Thread(target=trickle, args=(trickling, stop))
     sender.start()
     try:
-        assert wait_until(lambda: server.fds() >= len(socks), 5) < 5  # all accepted
+        assert wait_until(lambda: server.fds() >= len(socks), 60) < 60  # all accepted (a wait, no bound)
         held = server.fds()
-        took = wait_until(lambda: all(closed_by_server(s) for s in socks), bound_s + 6)
-        assert took < bound_s + 6, sum(not closed_by_server(s) for s in socks)
-        assert wait_until(lambda: server.fds() <= held - len(socks) + 10, 5) < 5, (held, server.fds())
+        margin = 6 * busy()
+        took = wait_until(lambda: all(closed_by_server(s) for s in socks), bound_s + margin)
+        assert took < bound_s + margin, sum(not closed_by_server(s) for s in socks)
+        released = wait_until(lambda: server.fds() <= held - len(socks) + 10, 5 * busy())
+        assert released < float("inf"), (held, server.fds())
     finally:
         stop.set()
         sender.join()
@@ -179,10 +183,10 @@ def test_no_token_gets_401_before_the_body_is_read(server: Serve) -> None:
     the 401 goes out on the headers (7-25 ms) and the memory stays flat."""
     start = time.monotonic()
     with connect(server, head(length=60 * 2**20, token=False) + b"{" + b"x" * 2**20) as sock:
-        sock.settimeout(5)
+        sock.settimeout(30)  # unprotected: no answer until the 59 MiB never sent arrive
         first = sock.recv(4096)
     took = time.monotonic() - start
-    assert first.startswith(b"HTTP/1.1 401 ") and took < 0.5, (first[:100], took)
+    assert first.startswith(b"HTTP/1.1 401 ") and took < 0.5 * busy(), (first[:100], took)
     body = b'{"funcs": ["format"], "completions": ["' + b"x" * (60 * 2**20) + b'"]}'
     response = httpx.post(server.url + "/score", content=body)  # a client that sends it all sees the 401
     assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
@@ -275,12 +279,13 @@ def test_connections_over_the_cap_get_503(server: Serve) -> None:
     gets 503, and answers resume once they close."""
     idle = [connect(server) for _ in range(MAX_CONNECTIONS)]
     try:
-        assert wait_until(lambda: server.fds() >= MAX_CONNECTIONS, 5) < 5
+        assert wait_until(lambda: server.fds() >= MAX_CONNECTIONS, 60) < 60  # all accepted (a wait)
         assert httpx.get(server.url + "/healthz").status_code == 503
     finally:
         for sock in idle:
             sock.close()
-    assert wait_until(lambda: httpx.get(server.url + "/healthz").status_code == 200, 5) < 5
+    answering = wait_until(lambda: httpx.get(server.url + "/healthz").status_code == 200, 5 * busy())
+    assert answering < float("inf")  # answers resume once the connections close
 
 
 @pytest.mark.timeout(120)
@@ -311,13 +316,14 @@ def test_sigterm_drains_then_ends_within_the_bound(tmp_path: Path, judge: FakeJu
         start = time.monotonic()
         time.sleep(1)
         finishing.sendall(body[5:])
-        finishing.settimeout(10)
+        finishing.settimeout(30)
         answer = finishing.recv(65536)
-        gone = wait_until(lambda: server.proc.poll() is not None, 15)
+        bound_s = 3 + 7 * busy()  # unprotected: up as long as the client trickles
+        gone = wait_until(lambda: server.proc.poll() is not None, bound_s)
         stop.set()
         sender.join()
         assert answer.startswith(b"HTTP/1.1 200 "), answer
-        assert gone < 3 + 7, f"still running {time.monotonic() - start:.1f} s after SIGTERM"
+        assert gone < bound_s, f"still running {time.monotonic() - start:.1f} s after SIGTERM"
 
 
 # ---------------------------------------------------------------- what error answers hold
