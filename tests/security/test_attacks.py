@@ -27,6 +27,7 @@ from rewardkit.engine import FuncSpec
 from tests.security.conftest import JUDGE_KEY
 from tests.support.fake_judge import FakeJudge
 from tests.support.helpers import TOKEN, Server
+from tests.support.timing import busy
 
 PAID_KEY = "sk-some-other-paid-key"
 AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
@@ -322,8 +323,9 @@ def test_a_huge_power_answer_is_prompt_and_the_server_stays_live(server: Server)
         watcher.join()
     assert response.status_code == 200, response.text
     assert response.json()["scores"]["math"] == [0.0, 0.0, 1.0]
-    assert took < 2 + 3  # the per-pair limit plus slack on 2 noisy cores
-    assert latencies and max(latencies) < 0.75, latencies
+    slow = busy()  # the slack stretched by how busy the machine is, as the 61 s freeze would be
+    assert took < 2 + 3 * slow, (took, slow)  # the per-pair limit plus slack
+    assert latencies and max(latencies) < 0.75 * slow, (latencies, slow)
 
 
 @pytest.mark.timeout(120)
@@ -337,6 +339,7 @@ def test_a_silent_judge_costs_the_request_a_504_and_nobody_else_anything(
         start = time.monotonic()
         results["judge"] = post(server, judge_request({"timeout_s": 300, "max_retries": 10}))
         results["judge_s"] = time.monotonic() - start
+        results.setdefault("judge_end", time.monotonic())
 
     threads = [threading.Thread(target=slow) for _ in range(3)]
     for thread in threads:
@@ -344,15 +347,18 @@ def test_a_silent_judge_costs_the_request_a_504_and_nobody_else_anything(
     time.sleep(0.5)
     start = time.monotonic()
     format_body = {"funcs": ["format"], "completions": ["<think>a</think><answer>b</answer>"] * 64}
-    responses = [post(server, format_body, timeout=10) for _ in range(20)]
+    responses = [post(server, format_body, timeout=60) for _ in range(20)]
+    first_answered = start + responses[0].elapsed.total_seconds()
     unrelated = time.monotonic() - start
     for thread in threads:
         thread.join()
-    assert all(r.status_code == 200 for r in responses) and unrelated < 5.0
+    slow = busy()  # bounds stretched by how busy the machine is
+    assert all(r.status_code == 200 for r in responses) and unrelated < 5.0 * slow, (unrelated, slow)
+    assert first_answered < results["judge_end"]  # answered while the judge's requests still waited
     response = results["judge"]
     assert response.status_code == 504 and response.headers["x-rewardkit-timeout"] == "request"
     assert "REWARDKIT_REQUEST_TIMEOUT_S" in response.json()["detail"]
-    assert results["judge_s"] < 4 + 3  # the server's 4 s deadline, then cancelled
+    assert results["judge_s"] < 4 + 3 * slow  # the server's 4 s deadline, then cancelled
 
 
 @pytest.mark.timeout(120)
@@ -367,11 +373,11 @@ def test_a_slow_math_batch_is_cut_at_the_deadline_and_frees_the_workers(server: 
     response = post(server, body)
     assert response.status_code == 504, response.text
     assert response.headers["x-rewardkit-timeout"] == "request"
-    assert time.monotonic() - start < 4 + 3
+    assert time.monotonic() - start < 4 + 3 * busy()  # unchecked: 6 items of 20 s+ on 2 workers
     quick = {"funcs": ["math"], "completions": ["\\boxed{x+1}"], "columns": {"solution": ["1+x"]}}
     start = time.monotonic()
     assert post(server, quick).json()["scores"]["math"] == [1.0]
-    assert time.monotonic() - start < 3.0  # no worker is still busy with the cancelled batch
+    assert time.monotonic() - start < 3.0 * busy()  # no worker is still busy with the cancelled batch
 
 
 # ---------------------------------------------------------------- no 500 from input
