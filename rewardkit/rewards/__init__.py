@@ -21,6 +21,7 @@ from rewardkit.rewards import (
     soft_overlong,
     tag_count,
     think_format,
+    tool_call,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "soft_overlong",
     "tag_count",
     "think_format",
+    "tool_call",
 ]
