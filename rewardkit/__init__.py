@@ -8,7 +8,8 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
 ['choice', 'code', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'math_or_judge',
- 'r1v_acc', 'reasoning_steps', 'repetition', 'route', 'soft_overlong', 'tag_count', 'think_format']
+ 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route', 'soft_overlong', 'tag_count',
+ 'think_format']
 
 Architecture
 ------------
@@ -82,6 +83,10 @@ The rewards and what they read
   compared as the datasets' judges do, ``sandbox/seccomp.py`` the seccomp filter that keeps a test
   process from making processes, uncounted memory or namespaces (so ``memory_mb`` bounds a sandbox),
   ``sandbox/cgroup.py`` a memory cgroup per sandbox where the host lets the service make one
+- ``qa/``: short-answer QA (``qa_em``, ``qa_f1``): ``qa/answer.py`` the answer a completion states
+  (after the reasoning, without query and retrieval blocks), ``qa/golds.py`` a row's golds read within
+  bounds, ``qa/normalise.py`` SQuAD's normalisation, exact, substring and token F1, ``qa/score.py`` an answer
+  against every gold (and substring mode's defence against listed candidates)
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 
@@ -99,6 +104,10 @@ Tools for users
   ``cli/agreement.py`` (``agreement``), ``cli/serve.py`` (``serve``, ``plugin-path``),
   ``cli/diagnose.py`` (``diagnose``), and ``cli/common.py`` what they share (errors, counts in words,
   ``--column``, reward names with the closest ones suggested)
+- ``examples/``: one runnable script a trainer and one for the service's client (``python -m
+  rewardkit.examples.trl``; each run by the tests): ``examples/trl.py``, ``examples/swift.py``,
+  ``examples/verl.py``, ``examples/openrlhf.py``, ``examples/client.py``; ``examples/_tiny.py`` the tiny
+  model the trainers' examples build, ``examples/_service.py`` the service the service examples start
 
 The adapters
 

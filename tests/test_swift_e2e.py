@@ -1,4 +1,6 @@
-"""A real 2-step GRPO run of ms-swift 4.6 on the CPU with the plugin, locally and through the service."""
+"""A real 2-step GRPO run of ms-swift 4.6 on the CPU with the plugin, locally and through the service:
+rewardkit/examples/swift.py run as a user runs it (it builds the tiny model and the dataset, then runs
+``swift rlhf``)."""
 
 from __future__ import annotations
 
@@ -10,39 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import Server
-from tests.support.tiny_swift import build
-
-ROOT = Path(__file__).resolve().parents[1]
-FUNCS = ["rk_countdown", "external_countdown", "rk_format", "rk_math"]
+from rewardkit.examples.swift import REWARD_FUNCS as FUNCS
+from tests.support.helpers import ROOT, Server
 
 
-def grpo(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    model, dataset = root / "model", root / "countdown.jsonl"
-    if not model.exists():
-        build(root)
-    swift = Path(sys.executable).parent / "swift"
-    args = [
-        str(swift), "rlhf", "--rlhf_type", "grpo", "--model", str(model), "--model_type", "qwen2",
-        "--template", "qwen", "--dataset", str(dataset),
-        "--external_plugins", str(ROOT / "swift_plugins" / "rewards.py"), "--reward_funcs", *FUNCS,
-        "--use_vllm", "false", "--tuner_type", "full", "--torch_dtype", "float32", "--num_generations", "2",
-        "--per_device_train_batch_size", "2", "--max_completion_length", "16", "--max_length", "256",
-        "--max_steps", "2", "--save_strategy", "no", "--eval_strategy", "no", "--split_dataset_ratio", "0",
-        "--dataloader_num_workers", "0", "--report_to", "none", "--logging_steps", "1",
-        "--log_completions", "true",
-        "--output_dir", str(root / "out"),
-    ]  # fmt: skip
+def grpo(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
     return subprocess.run(
-        args, cwd=root, env={**clean, **env, "PATH": f"{swift.parent}:{os.environ.get('PATH', '')}"},
-        capture_output=True, text=True, timeout=400,
+        [sys.executable, "-m", "rewardkit.examples.swift", "--steps", "2", "--out", str(root), *args],
+        cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=400,
     )  # fmt: skip
 
 
 def assert_trained(proc: subprocess.CompletedProcess[str]) -> None:
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-5000:]
+    (command,) = [line for line in proc.stdout.splitlines() if line.startswith("$ ")]  # what it ran
+    assert " rlhf --rlhf_type grpo " in command and "--reward_funcs " + " ".join(FUNCS) in command
     for func in FUNCS:
         assert f"'rewards/{func}/mean'" in output, f"{func} not logged:\n{output[-3000:]}"
     assert "'global_step/max_steps': '2/2'" in output
@@ -76,11 +62,11 @@ def assert_diagnosed(root: Path) -> None:
 
 @pytest.mark.timeout(600)
 def test_grpo_two_steps_local_and_remote(tmp_path: Path) -> None:
-    assert_trained(grpo(tmp_path, {"REWARDKIT_PARAMS": '{"countdown": {"format_score": 0.1}}'}))
+    assert_trained(grpo(tmp_path, env={"REWARDKIT_PARAMS": '{"countdown": {"format_score": 0.1}}'}))
     assert_diagnosed(tmp_path)
     server = Server({}, tmp_path / "server.log")
     try:
-        assert_trained(grpo(tmp_path, {"REWARDKIT_URL": server.url}))
+        assert_trained(grpo(tmp_path, "--url", server.url, env={}))  # the model built by the first run
     finally:
         server.stop()
     log = (tmp_path / "server.log").read_text()

@@ -72,7 +72,6 @@ def test_verls_managers_call_the_adapter(verl_site: Path) -> None:
         [
             sys.executable,
             str(ROOT / "tests" / "support" / "verl_run.py"),
-            str(plugin_path("verl")),
             json.dumps(rows),
         ],
         env=env,
@@ -82,6 +81,9 @@ def test_verls_managers_call_the_adapter(verl_site: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
+    # the managers got their functions as rewardkit/examples/verl.py loads them: by veRL's own loader, from
+    # the settings the example documents (reward.custom_reward_function.path and .name)
+    assert report["loaded"] == ["by veRL's get_custom_reward_fn"]
     expected = [row[3] for row in ROWS]
     assert report["async_detected"] is True  # veRL awaits it
     assert report["reward_loop"] == expected

@@ -1,5 +1,6 @@
-"""Run in a subprocess with veRL 0.9.1 on the path (tests/test_verl.py): veRL's own loader and reward managers
-call rewardkit's veRL file on a mixed gsm8k/countdown/MATH batch of token ids. Prints a JSON report."""
+"""Run in a subprocess with veRL 0.9.1 on the path (tests/test_verl.py): veRL's own loader (through
+rewardkit/examples/verl.py's ``load``, as the example loads it) and reward managers call rewardkit's veRL file
+on a mixed gsm8k/countdown/MATH batch of token ids. Prints a JSON report."""
 
 from __future__ import annotations
 
@@ -11,21 +12,21 @@ from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf  # type: ignore[import-not-found]
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 from verl import DataProto  # type: ignore[import-not-found]
 from verl.experimental.reward_loop.reward_manager.naive import (  # type: ignore[import-not-found]
     NaiveRewardManager as LoopNaive,
 )
-from verl.trainer.ppo.reward import get_custom_reward_fn  # type: ignore[import-not-found]
 from verl.workers.reward_manager import (  # type: ignore[import-not-found]
     BatchRewardManager,
     NaiveRewardManager,
 )
 
-ROWS = json.loads(sys.argv[2])  # [data_source, response, ground_truth] per sample
-PLUGIN = sys.argv[1]
+from rewardkit.examples.verl import load
+
+ROWS = json.loads(sys.argv[1])  # [data_source, response, ground_truth] per sample
+LOADED: set[str] = set()  # how the example's load() got each function
 
 
 def tokenizer() -> tuple[PreTrainedTokenizerFast, dict[str, int]]:
@@ -60,8 +61,9 @@ def batch(vocab: dict[str, int]) -> DataProto:
 
 
 def loaded(name: str) -> Any:
-    config = OmegaConf.create({"reward": {"custom_reward_function": {"path": PLUGIN, "name": name}}})
-    return get_custom_reward_fn(config)
+    function, how = load(name)
+    LOADED.add(how)
+    return function
 
 
 def last_token_scores(reward_tensor: torch.Tensor) -> list[float]:
@@ -95,6 +97,7 @@ def main() -> None:
     )
     out = detailed(data, return_dict=True)
     report["detailed_reasons"] = list(out["reward_extra_info"]["reason"])
+    report["loaded"] = sorted(LOADED)
     print(json.dumps(report))
 
 
