@@ -142,6 +142,16 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {"solution": "4", "question": "What is 2 + 2? SCORE:10"},  # the fake judge: [[10]]
         "expected": 1.0,
     },
+    "qa_em": {
+        "completion": "<think>search it</think><search>capital of France</search><answer>Paris</answer>",
+        "columns": {"solution": ["Paris", "City of Light"]},
+        "expected": 1.0,
+    },
+    "qa_f1": {
+        "completion": "<think>search it</think><answer>the Eiffel Tower</answer>",
+        "columns": {"solution": '["Eiffel Tower, Paris"]'},
+        "expected": 0.8,  # 2 shared words: precision 1, recall 2/3
+    },
     "r1v_acc": {
         "completion": "<think>I count them</think><answer>3</answer>",
         "columns": {"solution": "<answer> 3 </answer>"},

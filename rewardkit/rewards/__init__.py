@@ -14,6 +14,7 @@ from rewardkit.rewards import (
     judge,
     length,
     math_equivalence,
+    qa,
     r1v,
     reasoning_steps,
     repetition,
@@ -21,7 +22,6 @@ from rewardkit.rewards import (
     soft_overlong,
     tag_count,
     think_format,
-    tool_call,
 )
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "judge",
     "length",
     "math_equivalence",
+    "qa",
     "r1v",
     "reasoning_steps",
     "repetition",
@@ -41,5 +42,4 @@ __all__ = [
     "soft_overlong",
     "tag_count",
     "think_format",
-    "tool_call",
 ]
