@@ -104,6 +104,10 @@ Tools for users
   ``cli/agreement.py`` (``agreement``), ``cli/serve.py`` (``serve``, ``plugin-path``),
   ``cli/diagnose.py`` (``diagnose``), and ``cli/common.py`` what they share (errors, counts in words,
   ``--column``, reward names with the closest ones suggested)
+- ``examples/``: one runnable script a trainer and one for the service's client (``python -m
+  rewardkit.examples.trl``; each run by the tests): ``examples/trl.py``, ``examples/swift.py``,
+  ``examples/verl.py``, ``examples/openrlhf.py``, ``examples/client.py``; ``examples/_tiny.py`` the tiny
+  model the trainers' examples build, ``examples/_service.py`` the service the service examples start
 
 The adapters
 

@@ -22,6 +22,7 @@ from rewardkit.rewards import (
     soft_overlong,
     tag_count,
     think_format,
+    tool_call,
 )
 
 __all__ = [
@@ -42,4 +43,5 @@ __all__ = [
     "soft_overlong",
     "tag_count",
     "think_format",
+    "tool_call",
 ]
