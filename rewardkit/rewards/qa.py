@@ -19,23 +19,27 @@ from typing import Any
 
 from rewardkit.core import Completion, Explained, ItemReward, Verdict, binary_values, finite_number
 from rewardkit.qa import GoldError, best_f1, exact_match, read_answer, read_golds
-from rewardkit.qa.score import DEFAULT_MAX_RATIO
+from rewardkit.qa.score import DEFAULT_MAX_RATIO, usable_golds
 from rewardkit.registry import named, register
 from rewardkit.spec import CallerParam
 
 __all__ = ["QAExactMatch", "QAF1", "qa_em", "qa_f1"]
 
 _MISSING = Verdict(None, "missing_solution")
+_EMPTY_GOLD = Verdict(None, "empty_gold")
 #: the largest ``max_ratio`` (words of the answer per word of the longest gold) a caller may set
 MAX_RATIO_CAP = 100.0
 
 
 def _golds(value: Any) -> tuple[tuple[str, ...] | None, Verdict | Explained | None]:
+    """The row's golds, or why it has none to judge by (the gold is checked before the answer is read)."""
     try:
         golds = read_golds(value)
     except GoldError as exc:
         return None, Explained(None, "invalid_gold", str(exc))
-    return (golds, None) if golds else (None, _MISSING)
+    if not golds:
+        return None, _MISSING
+    return (golds, None) if usable_golds(golds) else (None, _EMPTY_GOLD)
 
 
 @register(
