@@ -7,9 +7,9 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['choice', 'code', 'cosine', 'countdown', 'format', 'length', 'llm_judge', 'math', 'math_or_judge',
- 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route', 'soft_overlong', 'tag_count',
- 'think_format']
+['choice', 'code', 'cosine', 'countdown', 'format', 'json_schema', 'length', 'llm_judge', 'math',
+ 'math_or_judge', 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route', 'soft_overlong',
+ 'tag_count', 'think_format', 'tool_call']
 
 Architecture
 ------------
@@ -87,6 +87,10 @@ The rewards and what they read
   (after the reasoning, without query and retrieval blocks), ``qa/golds.py`` a row's golds read within
   bounds, ``qa/normalise.py`` SQuAD's normalisation, exact, substring and token F1, ``qa/score.py`` an answer
   against every gold (and substring mode's defence against listed candidates)
+- ``structured/``: structured output (``json_schema``): ``structured/answer.py`` the JSON a final answer
+  holds (the last ``json`` fence, else an unlabelled one, else the whole answer; strict, within bounds),
+  ``structured/schema.py`` a row's schema read within bounds and compiled once (jsonschema-rs, offline,
+  linear-time patterns)
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 

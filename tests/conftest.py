@@ -127,6 +127,11 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {},
         "expected": 1.0,
     },
+    "json_schema": {
+        "completion": '<think>an object with a name</think>```json\n{"name": "Ann"}\n```',
+        "columns": {"schema": {"type": "object", "required": ["name"]}},
+        "expected": 1.0,
+    },
     "llm_judge": {
         "completion": "The answer is 4.",
         "columns": {"question": "What is 2 + 2? SCORE:9"},  # the fake judge answers [[9]]
