@@ -159,6 +159,8 @@ def _param_reason(param: str, value: Any, accepted: list[Any], tool: Tool | None
             return None if standardize(given) in good else f"wrong_value:{param}"
         if want is list:
             lists = [[_std(a) for a in option] for option in accepted if isinstance(option, list)]
+            if "" in accepted:  # BFCL reads the optional marker as an empty list: [] is leaving it out
+                lists.append([])
             return None if [_std(v) for v in given] in lists else f"wrong_value:{param}"
         return None if given in accepted else f"wrong_value:{param}"
     return f"wrong_type:{param}"
@@ -220,12 +222,10 @@ def check_calls(
     reasons = [[check_call(c, g, tools) for c in calls] for g in golds]
     matched = _matching([[r is None for r in row] for row in reasons])
     for row, col in enumerate(matched):
-        if col < 0:  # say why with the first call of that function, else the first call left over
-            taken = set(matched)
-            same = [i for i, c in enumerate(calls) if name_matches(c[0], golds[row].name, tools)]
-            pick = next((i for i in same if i not in taken), same[0] if same else None)
-            if pick is None:
-                pick = next(i for i in range(len(calls)) if i not in taken)
+        if col < 0:  # why: a call left over, of that function if there is one (none of them fits it)
+            left = [i for i in range(len(calls)) if i not in matched]
+            same = [i for i in left if name_matches(calls[i][0], golds[row].name, tools)]
+            pick = (same or left)[0]
             return reasons[row][pick]
     return None
 
