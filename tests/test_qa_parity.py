@@ -56,7 +56,7 @@ def squad_f1(answer: str, truth: str) -> float:
 
 
 def best(metric: Any, answer: str, truths: list[str]) -> float:
-    return max(metric(answer, truth) for truth in truths)
+    return float(max(metric(answer, truth) for truth in truths))
 
 
 # (answer, golds, the rule the case is about)

@@ -118,6 +118,9 @@ class DataSource:
 
 _DAPO = {"correct": 1.0, "wrong": -1.0}  # veRL's math_dapo scorer: +1 / -1
 _CODE_SOURCES = ("codecontests", "apps", "codeforces", "taco")
+#: Search-R1's QA sets: its data names them bare, veRL's copy of its scorer prefixes them ``searchR1_``; both
+#: score exact match on ``{"target": [...]}`` (rewardkit's qa_em reads that ground truth as it is)
+_QA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
 #: data source (or glob, tried after the exact names, in order) -> how its rows are scored
 DATA_SOURCES: dict[str, DataSource] = {
     "openai/gsm8k": DataSource("math"),
@@ -131,6 +134,8 @@ DATA_SOURCES: dict[str, DataSource] = {
     "hiyouga/geometry3k": DataSource("math"),
     # veRL's code sources: its prime_code scorer gives the share of tests passed (continuous=True)
     **{name: DataSource("code", {"mode": "fraction"}, tests_columns) for name in _CODE_SOURCES},
+    **{name: DataSource("qa_em") for name in _QA_SOURCES},
+    **{f"searchR1_{name}": DataSource("qa_em") for name in _QA_SOURCES},
 }
 
 

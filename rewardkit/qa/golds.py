@@ -56,8 +56,10 @@ def read_golds(value: Any) -> tuple[str, ...]:
         if stripped[:1] in ("[", "{") and len(value) <= MAX_JSON_CHARS:
             try:
                 value = read_json(value, max_chars=MAX_JSON_CHARS, max_depth=2)
-            except JSONTextError:
-                return _texts([value])  # not JSON (or not a flat list): the text is the gold
+            except JSONTextError as exc:
+                if "nested" in str(exc):  # JSON of lists in lists: no shape golds come in
+                    raise GoldError(f"a gold must be text, got {exc}") from None
+                return _texts([value])  # not JSON: the text is the gold
             if isinstance(value, str):
                 return _texts([value])
         else:
