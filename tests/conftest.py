@@ -117,6 +117,29 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {},
         "expected": 1.0,
     },
+    "tool_call": {
+        "completion": (
+            "<think>weather</think>"
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+        ),
+        "columns": {
+            "solution": [{"get_weather": {"city": ["Paris"], "unit": ["", "celsius"]}}],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "get_weather",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"city": {"type": "string"}},
+                            "required": ["city"],
+                        },
+                    },
+                }
+            ],
+        },
+        "expected": 1.0,
+    },
     "countdown": {
         "completion": "<think>6 times 4</think><answer>6 * 4</answer>",
         "columns": {"target": 24, "nums": [4, 6]},
