@@ -276,3 +276,13 @@ def test_through_a_real_service(tmp_path: Path, schema_host: tuple[str, list[str
         assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
     finally:
         server.stop()
+
+
+def test_verl_data_source_reads_the_schema_from_ground_truth() -> None:
+    from rewardkit.adapters.verl import compute_score, compute_score_batch
+
+    schema = {"type": "object", "required": ["a"]}
+    assert compute_score("json_schema", '```json\n{"a": 1}\n```', schema) == 1.0
+    assert compute_score("json_schema", '{"b": 1}', json.dumps(schema)) == 0.0
+    batch = compute_score_batch(["json_schema"] * 2, ['{"a": 1}', "none"], [schema, schema], [None, None])
+    assert batch == [1.0, 0.0]

@@ -106,6 +106,12 @@ def tests_columns(ground_truth: Any) -> dict[str, Any]:
     return {"tests": ground_truth}
 
 
+def schema_columns(ground_truth: Any) -> dict[str, Any]:
+    """Structured-output rows: ``ground_truth`` is the JSON Schema (an object or JSON text) -> the
+    ``json_schema`` reward's ``schema``."""
+    return {"schema": ground_truth}
+
+
 @dataclass(frozen=True)
 class DataSource:
     """How rows of one veRL data source are scored: a registry reward, its parameters, and how the row's
@@ -136,6 +142,7 @@ DATA_SOURCES: dict[str, DataSource] = {
     **{name: DataSource("code", {"mode": "fraction"}, tests_columns) for name in _CODE_SOURCES},
     **{name: DataSource("qa_em") for name in _QA_SOURCES},
     **{f"searchR1_{name}": DataSource("qa_em") for name in _QA_SOURCES},
+    "json_schema": DataSource("json_schema", columns=schema_columns),
 }
 
 
