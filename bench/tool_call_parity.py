@@ -64,7 +64,7 @@ def load_bfcl(site: Path) -> tuple[Any, Any, Path]:
     return checker, enums.Language, site / "bfcl_eval" / "data"
 
 
-def rows(data: Path, category: str) -> list[tuple[dict[str, Any], list[Any] | None]]:
+def rows(data: Path, category: str) -> list[tuple[dict[str, Any], Any]]:
     questions = [json.loads(line) for line in (data / f"BFCL_v4_{category}.json").open()]
     answer_file = data / "possible_answer" / f"BFCL_v4_{category}.json"
     answers = {}
