@@ -91,6 +91,10 @@ The rewards and what they read
   holds (the last ``json`` fence, else an unlabelled one, else the whole answer; strict, within bounds),
   ``structured/schema.py`` a row's schema read within bounds and compiled once (jsonschema-rs, offline,
   linear-time patterns)
+- ``toolcalls/``: tool calls (``tool_call``), by BFCL's AST-checker rules: ``toolcalls/parse.py`` the calls a
+  completion makes (OpenAI ``tool_calls`` messages, Hermes, Mistral, Llama-3.1 JSON, BFCL's Python calls read
+  with ``ast``, never evaluated), ``toolcalls/gold.py`` a row's expected calls and tools read within bounds,
+  ``toolcalls/check.py`` calls against expected ones (exact and the partial score)
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 
