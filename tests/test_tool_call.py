@@ -253,3 +253,17 @@ def test_golden_file_has_hacks_next_to_honest_cases() -> None:
     hacks = [c for c in lines if c["note"].startswith("HACK")]
     assert len(hacks) >= 10 and all(c["expected"] in (0.0, 0.25) for c in hacks)
     assert sum(c["expected"] == 1.0 for c in lines) >= 10
+
+
+def test_verl_data_sources() -> None:
+    from rewardkit.adapters.verl import compute_score, compute_score_detailed
+
+    tools = [TIME, WEATHER]
+    right = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    assert compute_score("bfcl_simple_python", right, {"ground_truth": GOLD, "tools": tools}) == 1.0
+    assert compute_score("gorilla-llm/Berkeley-Function-Calling-Leaderboard", right, json.dumps(GOLD)) == 1.0
+    xlam = {"answers": '[{"name": "get_weather", "arguments": {"city": "Rome"}}]'}
+    assert compute_score_detailed("Salesforce/xlam-function-calling-60k", right, xlam) == {
+        "score": 0.0,
+        "reason": "wrong_value:city",
+    }

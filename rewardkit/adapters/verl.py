@@ -112,6 +112,20 @@ def schema_columns(ground_truth: Any) -> dict[str, Any]:
     return {"schema": ground_truth}
 
 
+def tool_call_columns(ground_truth: Any) -> dict[str, Any]:
+    """Tool-calling rows: ``ground_truth`` is the expected calls (BFCL's possible answers or plain calls,
+    JSON text too), or ``{"ground_truth"|"calls"|"answers": <them>, "tools": <function schemas>}`` ->
+    the ``tool_call`` reward's ``solution`` and ``tools``."""
+    if isinstance(ground_truth, Mapping) and "tools" in ground_truth:
+        calls = next(
+            (ground_truth[k] for k in ("ground_truth", "calls", "answers") if k in ground_truth), None
+        )
+        return {"solution": calls, "tools": ground_truth["tools"]}
+    if isinstance(ground_truth, Mapping) and "answers" in ground_truth:  # xLAM's rows
+        return {"solution": ground_truth["answers"]}
+    return {"solution": ground_truth}
+
+
 @dataclass(frozen=True)
 class DataSource:
     """How rows of one veRL data source are scored: a registry reward, its parameters, and how the row's
@@ -143,6 +157,11 @@ DATA_SOURCES: dict[str, DataSource] = {
     **{name: DataSource("qa_em") for name in _QA_SOURCES},
     **{f"searchR1_{name}": DataSource("qa_em") for name in _QA_SOURCES},
     "json_schema": DataSource("json_schema", columns=schema_columns),
+    # tool calling: BFCL's AST categories (parallel calls in any order), xLAM's function-calling rows
+    "tool_call": DataSource("tool_call", columns=tool_call_columns),
+    "gorilla-llm/Berkeley-Function-Calling-Leaderboard": DataSource("tool_call", columns=tool_call_columns),
+    "bfcl_*": DataSource("tool_call", columns=tool_call_columns),
+    "Salesforce/xlam-function-calling-60k": DataSource("tool_call", columns=tool_call_columns),
 }
 
 
