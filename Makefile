@@ -71,6 +71,8 @@ bench: install
 	$(BIN)/python bench/diagnose.py
 	$(BIN)/python bench/scale_out.py
 	$(BIN)/python bench/code_throughput.py
+	$(BIN)/python bench/agentic_rewards.py
+	$(BIN)/python bench/qa_parity.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
