@@ -296,6 +296,12 @@ EXTRACTORS: dict[str, Callable[[str], Any]] = {
     "think_format": _reason("think_format"),
     "reasoning_steps": _reason("reasoning_steps"),
     "tag_count": _reason("tag_count"),
+    "qa_f1": _reason("qa_f1", solution=[["1"]]),
+    "qa_em_substring": lambda text: (
+        rewardkit.get("qa_em", substring=True)
+        .score_detailed([text], raise_on_error=True, solution=[["1"]])
+        .reasons[0]
+    ),
 }
 
 
