@@ -5,13 +5,11 @@ A test keeps the property it checks - the protection's broken form takes many ti
 and measures its margin against the machine it runs on: :func:`busy` is how many times longer than on an
 idle core CPU work takes here now, and a bound written for an idle machine is multiplied by it (what a busy
 machine slows, the broken form and the working one alike, it slows in the same proportion). Where the
-broken form's time is a sleep or a timer (which no load lengthens), :func:`scaled` caps the bound below it.
+broken form's time is a sleep or a timer (which no load lengthens), the test caps the bound below it.
 The precise figures on an idle machine are the benchmarks' (``bench/``; the service's 504 lateness and
 ``/healthz`` latencies under hours of mixed traffic: ``bench/soak.py``).
 
 >>> 1.0 <= busy() <= MAX_BUSY
-True
->>> scaled(0.5, cap=0.9) <= 0.9
 True
 """
 
@@ -20,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["MAX_BUSY", "busy", "scaled"]
+__all__ = ["MAX_BUSY", "busy"]
 
 #: the most a bound is stretched: past it the machine is too busy for any timing to mean something
 MAX_BUSY = 8.0
@@ -45,10 +43,3 @@ def busy(sample_s: float = SAMPLE_S) -> float:
     share = (time.perf_counter() - wall) / max(time.thread_time() - cpu, 1e-3)
     per_core = os.getloadavg()[0] / _cores() if hasattr(os, "getloadavg") else 1.0
     return min(max(1.0, share, per_core), MAX_BUSY)
-
-
-def scaled(seconds: float, factor: float | None = None, cap: float | None = None) -> float:
-    """``seconds`` (a bound that holds on an idle machine) times ``factor`` (:func:`busy` when not given),
-    at most ``cap``: below the time the protection's broken form takes when that is a fixed wait."""
-    stretched = seconds * (busy() if factor is None else factor)
-    return stretched if cap is None else min(stretched, cap)
