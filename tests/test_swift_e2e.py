@@ -24,7 +24,7 @@ def grpo(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
-def assert_trained(proc: subprocess.CompletedProcess[str]) -> None:
+def assert_trained(root: Path, proc: subprocess.CompletedProcess[str]) -> None:
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-5000:]
     (command,) = [line for line in proc.stdout.splitlines() if line.startswith("$ ")]  # what it ran
@@ -32,6 +32,7 @@ def assert_trained(proc: subprocess.CompletedProcess[str]) -> None:
     for func in FUNCS:
         assert f"'rewards/{func}/mean'" in output, f"{func} not logged:\n{output[-3000:]}"
     assert "'global_step/max_steps': '2/2'" in output
+    assert proc.stdout.splitlines()[-1] == f"the run is in {root / 'out'}: rewardkit diagnose {root / 'out'}"
 
 
 def assert_diagnosed(root: Path) -> None:
@@ -62,11 +63,13 @@ def assert_diagnosed(root: Path) -> None:
 
 @pytest.mark.timeout(600)
 def test_grpo_two_steps_local_and_remote(tmp_path: Path) -> None:
-    assert_trained(grpo(tmp_path, env={"REWARDKIT_PARAMS": '{"countdown": {"format_score": 0.1}}'}))
+    assert_trained(tmp_path, grpo(tmp_path, env={"REWARDKIT_PARAMS": '{"countdown": {"format_score": 0.1}}'}))
     assert_diagnosed(tmp_path)
     server = Server({}, tmp_path / "server.log")
     try:
-        assert_trained(grpo(tmp_path, "--url", server.url, env={}))  # the model built by the first run
+        assert_trained(
+            tmp_path, grpo(tmp_path, "--url", server.url, env={})
+        )  # the model built by the first run
     finally:
         server.stop()
     log = (tmp_path / "server.log").read_text()

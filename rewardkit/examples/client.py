@@ -34,7 +34,11 @@ COLUMNS = {"target": [24, 24, 24], "nums": [[2, 6, 6]] * 3}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewardkit.examples.client", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m rewardkit.examples.client",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the text as written here
+    )
     parser.add_argument("--url", default=os.environ.get("REWARDKIT_URL"), help="a running service")
     args = parser.parse_args(argv)
 

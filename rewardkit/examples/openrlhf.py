@@ -59,7 +59,11 @@ def reward_url(base: str, funcs: str, token: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewardkit.examples.openrlhf", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m rewardkit.examples.openrlhf",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the text as written here
+    )
     parser.add_argument("--url", default=os.environ.get("REWARDKIT_URL"), help="a running service")
     parser.add_argument("--funcs", default="countdown,format", help="the rewards, comma-separated")
     args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ rules. Two flags, no reward code::
 
 This script writes a tiny model and a countdown dataset (nothing is downloaded), prints the ``swift rlhf``
 command it runs, and runs it for ``--steps`` steps on the CPU; ms-swift logs each reward as
-``rewards/rk_countdown/mean`` and so on, and ``rewardkit diagnose --out`` reads the run.
+``rewards/rk_countdown/mean`` and so on, and ``rewardkit diagnose`` reads the run it leaves in ``--out``.
 
 Parameters come from ``REWARDKIT_PARAMS='{"countdown": {"format_score": 0.1}}'`` (ms-swift passes none);
 with ``--url`` (or ``REWARDKIT_URL``, and the token in ``REWARDKIT_API_TOKEN``) every reward is scored by the
@@ -79,7 +79,11 @@ def swift_command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewardkit.examples.swift", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m rewardkit.examples.swift",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the text as written here
+    )
     parser.add_argument("--steps", type=int, default=2, help="GRPO steps")
     parser.add_argument("--out", type=Path, help="working directory (default: a new temporary one)")
     parser.add_argument("--url", default=os.environ.get("REWARDKIT_URL"), help="score on this service")
@@ -100,7 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # ms-swift starts helpers of its own by name: its venv's scripts first on the PATH
     env["PATH"] = os.pathsep.join([str(Path(command[0]).parent), env.get("PATH", "")])
     print("$", shlex.join(command), flush=True)
-    return subprocess.run(command, cwd=root, env=env).returncode
+    returncode = subprocess.run(command, cwd=root, env=env).returncode
+    if returncode == 0:
+        print(f"the run is in {root / 'out'}: rewardkit diagnose {root / 'out'}")
+    return returncode
 
 
 if __name__ == "__main__":

@@ -66,7 +66,11 @@ def reward_funcs(judge: bool, url: str | None) -> list[Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewardkit.examples.trl", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m rewardkit.examples.trl",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the text as written here
+    )
     parser.add_argument("--steps", type=int, default=2, help="GRPO steps")
     parser.add_argument("--out", type=Path, help="output directory (default: a new temporary one)")
     parser.add_argument("--model", help="a model name or path (default: a tiny model built here)")

@@ -99,7 +99,11 @@ async def reward_loop(compute_score: Callable[..., Any], rows: Sequence[dict[str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewardkit.examples.verl", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m rewardkit.examples.verl",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the text as written here
+    )
     parser.add_argument(
         "--name",
         default="compute_score_async",
