@@ -198,6 +198,53 @@ def test_columns_that_do_not_read_are_none_with_a_reason() -> None:
     assert score(["[f(x=1)]"], gold=[{"f": {"x": [1]}}] * 65).reasons == ["invalid_gold"]
 
 
+def _many_tools(n: int) -> list[dict[str, Any]]:
+    props = {f"p{i}": {"type": "string", "description": "a parameter " * 5} for i in range(8)}
+    function = {"type": "object", "properties": props, "required": ["p0"]}
+    more = [{"type": "function", "function": {"name": f"t{i}", "parameters": function}} for i in range(n)]
+    return [WEATHER, *more]
+
+
+@pytest.mark.parametrize(("shared", "bound"), [("one object", 20), ("equal copies", 80), ("JSON text", 20)])
+def test_a_group_reads_its_row_once(shared: str, bound: int) -> None:
+    """A GRPO group repeats its row: the row (here 400 tools) is read once per batch, not once per item,
+    whether the rows are the same object, equal copies (as decoded from a request) or equal texts.
+
+    Read per item, 200 items cost ~200x one. Read once, ~2x; equal copies ~30x, as each copy is still
+    pickled to be told equal (a sixth of a read). The bounds leave a wide margin both ways."""
+    tools: Any = _many_tools(400)
+    reward = rewardkit.get("tool_call")
+    completion = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+
+    def batch(n: int) -> float:
+        column = [tools] * n
+        if shared == "equal copies":
+            column = [json.loads(json.dumps(tools)) for _ in range(n)]
+        elif shared == "JSON text":
+            column = [json.dumps(tools) for _ in range(n)]  # equal strings, distinct objects
+        start = time.perf_counter()
+        values = reward([completion] * n, solution=[GOLD] * n, tools=column)
+        elapsed = time.perf_counter() - start
+        assert values == [1.0] * n
+        return elapsed
+
+    one = min(batch(1) for _ in range(3))
+    many = min(batch(200) for _ in range(2))
+    assert many < bound * one, (one, many)
+
+
+def test_rows_equal_in_python_but_not_in_type_are_read_apart() -> None:
+    """``[True] == [1]`` in Python: a batch's rows are told apart by type too (``True`` is no integer)."""
+    golds = [{"f": {"x": [1]}}, {"f": {"x": [True]}}, {"f": {"x": [1]}}, {"f": {"x": [1.0]}}]
+    golds.append(({"f": {"x": [1]}},))  # a tuple of one call: read as the list
+    reward = rewardkit.get("tool_call")
+    scored = reward.score_detailed(["[f(x=1)]"] * len(golds), solution=golds, raise_on_error=True)
+    assert scored.values == [1.0, 0.0, 1.0, 1.0, 1.0]
+    assert scored.reasons == [None, "wrong_type:x", None, None, None]
+    bad = reward.score_detailed(["[f(x=1)]"] * 3, solution=["[[[", "[[[", "{}"], raise_on_error=True)
+    assert bad.values == [None] * 3 and bad.reasons == ["invalid_gold"] * 3
+
+
 def test_parameters_are_checked() -> None:
     with pytest.raises(ValueError, match="mode"):
         rewardkit.get("tool_call", mode="dense")

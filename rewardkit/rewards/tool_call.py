@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,10 @@ from rewardkit.deadlines import deadline_at
 from rewardkit.registry import register
 from rewardkit.spec import CallerParam
 from rewardkit.toolcalls import (
+    GoldCall,
     GoldError,
+    ReadOnce,
+    Tool,
     UnsupportedType,
     check_calls,
     partial_score,
@@ -123,16 +126,32 @@ class ToolCall(Reward):
 
     def score_one(self, completion: Completion, solution: Any, tools: Any) -> Verdict | Explained:
         """Judge one completion (text or chat messages) against its row's expected calls and tools."""
+        return self._judge(completion, solution, tools, self._read_gold, self._read_tools)
+
+    def _read_gold(self, value: Any) -> list[GoldCall]:
+        return read_gold(value, max_chars=self.max_gold_chars)
+
+    def _read_tools(self, value: Any) -> dict[str, Tool]:
+        return read_tools(value, max_chars=self.max_gold_chars)
+
+    def _judge(
+        self,
+        completion: Completion,
+        solution: Any,
+        tools: Any,
+        gold_of: Callable[[Any], list[GoldCall]],
+        tools_of: Callable[[Any], dict[str, Tool]],
+    ) -> Verdict | Explained:
         if not isinstance(completion, str) and messages(completion) is None:
             return Verdict(0.0, "invalid_completion")
         if solution is None:
             return Verdict(None, "missing_solution")
         try:
-            golds = read_gold(solution, max_chars=self.max_gold_chars)
+            golds = gold_of(solution)
         except GoldError as exc:
             return Explained(None, "invalid_gold", {"error": str(exc)[:200]})
         try:
-            offered = read_tools(tools, max_chars=self.max_gold_chars) if tools is not None else {}
+            offered = tools_of(tools) if tools is not None else {}
         except GoldError as exc:
             return Explained(None, "invalid_tools", {"error": str(exc)[:200]})
         parsed = read_calls(completion, max_chars=self.max_answer_chars, max_calls=self.max_calls)
@@ -156,6 +175,8 @@ class ToolCall(Reward):
         n = len(completions)
         tools = columns.get("tools") or [None] * n
         stop = deadline_at()
+        # a GRPO group shares its row: each distinct solution and tools value is read once per batch
+        gold_of, tools_of = ReadOnce(self._read_gold), ReadOnce(self._read_tools)
         out: list[Verdict | Explained] = []
         logged = False
         for i, (completion, solution, offered) in enumerate(
@@ -164,7 +185,7 @@ class ToolCall(Reward):
             if stop is not None and time.monotonic() >= stop:
                 check_deadline(f"reward {self.reward_name!r}, item {i}")
             try:
-                out.append(self.score_one(completion, solution, offered))
+                out.append(self._judge(completion, solution, offered, gold_of, tools_of))
             except DeadlineExceeded:
                 raise
             except Exception as exc:
