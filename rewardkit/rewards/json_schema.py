@@ -12,18 +12,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rewardkit.core import Completion, Explained, ItemReward, Verdict, finite_number
 from rewardkit.extract.segment import final_text
 from rewardkit.registry import named, register
 from rewardkit.spec import CallerParam
-from rewardkit.structured import DRAFTS, MAX_ANSWER_CHARS, MAX_SCHEMA_CHARS, judge
+from rewardkit.structured import (
+    DRAFTS,
+    MAX_ANSWER_CHARS,
+    MAX_SCHEMA_CHARS,
+    Compiled,
+    Judgement,
+    SchemaOnce,
+    judge_compiled,
+    prepare_schema,
+)
 
 __all__ = ["JSONSchema", "json_schema"]
 
 _VALID = Verdict(1.0)
 _NO_ANSWER = Verdict(0.0, "no_json")
+
+
+class _Cell(NamedTuple):
+    """One item's schema and its batch's :class:`SchemaOnce` (what :meth:`JSONSchema._score` passes on)."""
+
+    once: SchemaOnce[Compiled | Judgement]
+    value: Any
 
 
 @register(
@@ -85,20 +101,33 @@ class JSONSchema(ItemReward):
             "max_answer_chars": self.max_answer_chars,
         }
 
-    def score_one(self, text: str, *values: Any) -> Verdict | Explained:
-        answer = final_text(text)
-        result = judge(
-            "" if answer is None else answer,
-            values[0],
+    def _prepare(self, schema: Any) -> Compiled | Judgement:
+        return prepare_schema(
+            schema,
             default_draft=self.default_draft,
             validate_formats=self.validate_formats,
-            max_schema_chars=self.max_schema_chars,
-            max_answer_chars=self.max_answer_chars,
+            max_chars=self.max_schema_chars,
         )
+
+    def _score(
+        self, completions: Sequence[Completion], columns: dict[str, list[Any]], raise_on_error: bool
+    ) -> list[Verdict | Explained]:
+        # a GRPO group shares its schema: each distinct value is read and compiled once per batch, lazily
+        # (an item's schema when that item is judged, within the per-item deadline and error handling)
+        once = SchemaOnce(self._prepare)
+        cells = [_Cell(once, schema) for schema in columns["schema"]]
+        return super()._score(completions, {**columns, "schema": cells}, raise_on_error)
+
+    def score_one(self, text: str, *values: Any) -> Verdict | Explained:
+        schema = values[0]
+        prepared = schema.once(schema.value) if type(schema) is _Cell else self._prepare(schema)
+        answer = final_text(text)
+        result = judge_compiled("" if answer is None else answer, prepared, self.max_answer_chars)
         if result.valid:
             return _VALID
-        if result.valid is None:
-            return Explained(None, result.reason, result.detail)
+        if result.valid is None:  # the batch's one Judgement of this schema: each item its own detail
+            detail = dict(result.detail) if isinstance(result.detail, dict) else result.detail
+            return Explained(None, result.reason, detail)
         if answer is None:
             return _NO_ANSWER  # the reasoning never ended: nothing after it to read
         if result.reason is not None and result.reason.startswith("schema_violation:"):

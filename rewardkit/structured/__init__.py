@@ -22,6 +22,7 @@ from rewardkit.structured.schema import (
     DRAFTS,
     MAX_SCHEMA_CHARS,
     Compiled,
+    SchemaOnce,
     Violation,
     compile_schema,
     read_schema,
@@ -34,10 +35,13 @@ __all__ = [
     "Compiled",
     "Found",
     "Judgement",
+    "SchemaOnce",
     "Violation",
     "compile_schema",
     "fenced_blocks",
     "judge",
+    "judge_compiled",
+    "prepare_schema",
     "read_answer",
     "read_schema",
 ]
@@ -70,12 +74,42 @@ def judge(
     ``unsupported_draft`` (``valid`` is ``None``); ``no_json``, ``invalid_json``,
     ``schema_violation:<JSON Pointer into the answer>`` (``valid`` is ``False``).
     """
-    text, why = read_schema(schema, max_schema_chars)
+    return judge_compiled(
+        answer,
+        prepare_schema(
+            schema, default_draft=default_draft, validate_formats=validate_formats, max_chars=max_schema_chars
+        ),
+        max_answer_chars,
+    )
+
+
+def prepare_schema(
+    schema: Any,
+    *,
+    default_draft: str = "2020-12",
+    validate_formats: bool | None = None,
+    max_chars: int = MAX_SCHEMA_CHARS,
+) -> Compiled | Judgement:
+    """A schema column's value read and compiled (:class:`Compiled`), or the :class:`Judgement` of every
+    answer against it when it cannot be used (``valid`` is ``None``). :func:`judge` is
+    ``judge_compiled(answer, prepare_schema(schema))``; a batch prepares each distinct schema once
+    (:class:`SchemaOnce`)."""
+    text, why = read_schema(schema, max_chars)
     if text is None:
         return Judgement(None, why)
     compiled = compile_schema(text, default_draft, validate_formats)
     if compiled.validator is None:
         return Judgement(None, compiled.reason, {"message": compiled.detail})
+    return compiled
+
+
+def judge_compiled(
+    answer: str, schema: Compiled | Judgement, max_answer_chars: int = MAX_ANSWER_CHARS
+) -> Judgement:
+    """Judge one final answer against a schema from :func:`prepare_schema`."""
+    if type(schema) is Judgement:
+        return schema
+    compiled: Compiled = schema  # type: ignore[assignment]
     found = read_answer(answer, max_answer_chars)
     if found.reason is not None:
         return Judgement(False, found.reason, {"source": found.source, "message": found.detail})
