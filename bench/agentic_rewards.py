@@ -1,7 +1,7 @@
 """Items/s of the agentic and retrieval rewards (``tool_call``, ``json_schema``, ``qa_em``, ``qa_f1``) on
 GRPO-shaped batches, in process and through the real service on loopback, same run.
 
-    python bench/agentic_rewards.py [--groups 64] [--group-size 8] [--repeats 5] [--no-service]
+    python bench/agentic_rewards.py [--groups 64] [--group-size 8] [--repeats 5] [--no-service] [--profile]
 
 A batch is ``groups`` prompts x ``group-size`` completions (64 x 8 = 512 by default; ``--groups 128
 --group-size 16`` is 2,048), each prompt's row repeated over its group, as a GRPO trainer calls a reward.
@@ -19,14 +19,18 @@ reasoning block of 100-300 words, then
 
 Prints items/s (median of ``--repeats``) in process and through ``POST /score`` (JSON encoding and HTTP
 included), the mean reward (a check that the batch is scored as built), and the load average before and
-after. Every rewardkit figure here is measured, none estimated.
+after. Every rewardkit figure here is measured, none estimated. ``--profile`` also runs each reward's
+in-process batches once more under :mod:`cProfile` and prints the 15 functions with the most own time
+(those runs are not in the figures).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import random
 import socket
 import statistics
@@ -243,6 +247,7 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-service", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="print where in-process time goes")
     args = parser.parse_args()
     n = args.groups * args.group_size
     names = {info.name for info in rewardkit.list_rewards()}
@@ -268,6 +273,12 @@ def main() -> None:
                 times.append(time.perf_counter() - start)
                 means.append(statistics.fmean(v or 0.0 for v in values))
             local = n / statistics.median(times)
+            if args.profile:
+                profile = cProfile.Profile()
+                for completions, columns, _ in batches[:-1]:
+                    profile.runcall(reward, completions, **columns)
+                print(f"-- {label}: the in-process batches under cProfile, by own time")
+                pstats.Stats(profile).sort_stats("tottime").print_stats(15)
             remote = float("nan")
             if server is not None:
                 _, url = server
