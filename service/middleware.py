@@ -6,7 +6,9 @@
   is checked before any byte of the body is read: a caller without it gets 401 at once and the connection
   is closed, so an anonymous 60 MiB body costs the server neither the upload nor the parsing;
 - **the body limit**: a declared ``Content-Length`` over ``REWARDKIT_MAX_BODY_MB`` is refused from the
-  headers, a streamed body as soon as it passes the limit (413, open routes included);
+  headers, a streamed body as soon as it passes the limit (413, open routes included); for a caller with
+  the token the rest of the body (up to four times the limit and 16 MiB, within the body timeout) is read
+  and dropped first, so that a client still sending reads the 413 rather than a reset connection;
 - **the body timeout**: a body not fully arrived ``REWARDKIT_BODY_TIMEOUT_S`` after the request started gets
   408 and the connection is closed. Uvicorn has no such bound: a client that trickles a byte every few
   seconds would hold its connection, a task and its buffer for as long as it likes. It is a bound on the
@@ -100,6 +102,7 @@ class RequestGuard:
     def __init__(self, app: ASGIApp, settings: Settings, metrics: Metrics) -> None:
         self.app, self.settings, self.metrics = app, settings, metrics
         self.limit = settings.max_body_bytes
+        self.drain_cap = 4 * self.limit + (16 << 20)  # what of a refused body a caller's 413 waits to read
         token = settings.api_token
         self.token = None if token is None else token.get_secret_value().encode()
         self.replica = f"{socket.gethostname()}:{os.getpid()}".encode()
@@ -139,6 +142,8 @@ class RequestGuard:
             declared = dict(scope["headers"]).get(b"content-length", b"")
             if declared.isdigit() and int(declared) > self.limit:
                 status = 413
+                if caller and int(declared) <= self.drain_cap:
+                    await self._drain(receive, self._body_deadline(), 0)
                 await answer(send, 413, self._too_large(), self._stamp(caller, start))
                 return
             status = await self._forward(scope, receive, send, caller, start)
@@ -150,7 +155,7 @@ class RequestGuard:
     async def _forward(self, scope: Scope, receive: Receive, send: Send, caller: bool, start: float) -> int:
         """Run the app with the body read under the limits; the status sent (the guard's 408 or 413 when it
         stopped the read: whatever the app made of the aborted read is dropped)."""
-        deadline = asyncio.get_running_loop().time() + self.settings.body_timeout_s
+        deadline = self._body_deadline()
         received, body_done = 0, False
         cut: tuple[int, str] | None = None
         sent = {"status": 500, "started": False}
@@ -189,8 +194,30 @@ class RequestGuard:
             return int(sent["status"])
         if sent["started"]:  # a route that answered before reading its body: the connection just ends
             return int(sent["status"])
+        if cut[0] == 413 and caller:
+            await self._drain(receive, deadline, received)
         await answer(send, cut[0], cut[1], self._stamp(caller, start))
         return cut[0]
+
+    def _body_deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self.settings.body_timeout_s
+
+    async def _drain(self, receive: Receive, deadline: float, taken: int) -> None:
+        """Read and drop the rest of a caller's refused body (up to ``drain_cap`` bytes in all, within the
+        body's deadline) before the 413: a client still sending would otherwise meet a reset connection
+        instead of the answer (the server closing with unread bytes resets it). Callers without the token
+        get no such courtesy: their bodies are never read."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                while taken <= self.drain_cap:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return
+                    taken += len(message.get("body", b""))
+                    if not message.get("more_body", False):
+                        return
+        except TimeoutError:
+            return
 
     def _stamp(self, caller: bool, start: float) -> list[tuple[bytes, bytes]]:
         """The headers that say which process answered, and how long it took: for callers with the token."""
