@@ -191,7 +191,6 @@ class _Run:
             if not keep_going:
                 self.end("stopped")
 
-
     def _oom_killed(self) -> bool:
         if self.group is not None and self.group.oom_killed():
             self.result.oom_killed = True
