@@ -8,6 +8,10 @@ same attacks in ``test_sandbox_escape.py::test_an_unprivileged_service_gets_the_
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +28,7 @@ from rewardkit.core import Scored
 from rewardkit.sandbox import SandboxUnavailable
 from rewardkit.sandbox.cgroup import HARNESS_MB, find_parent, memory_bound
 from tests.security.memory_attacks import ATTACKS, CAP_MB, NAMESPACE_TMPFS
-from tests.support.helpers import TOKEN, Server
+from tests.support.helpers import ROOT, TOKEN, Server
 from tests.support.processes import HARNESS_MARKER, settled
 
 SECRET = "rk-secret-" + "9d41b7e2"
@@ -183,3 +187,73 @@ def test_through_the_service_the_attack_holds_nothing(tmp_path: Path) -> None:
     finally:
         server.stop()
     assert settled() == []
+
+
+def test_through_a_normal_users_service_the_attack_holds_nothing(tmp_path: Path) -> None:
+    """The same request to a service running as a normal user (user 65534, the system Python with this
+    checkout and its packages on the path): its sandboxes are user namespaces of its own, where the
+    program is refused a nested one (``--disable-userns`` and the filter)."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs root to run a service as user 65534, and /usr/bin/python3")
+    paths = [str(ROOT), *(p for p in sys.path if "site-packages" in p)]
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "PYTHONPATH": os.pathsep.join(paths),
+        "REWARDKIT_API_TOKEN": TOKEN,
+        "REWARDKIT_MATH_WORKERS": "1",
+        "REWARDKIT_REQUEST_TIMEOUT_S": "10",
+    }
+    command = ["/usr/bin/python3", "-m", "uvicorn", "service.app:create_app", "--factory"]
+    log = (tmp_path / "service.log").open("w")
+    proc = subprocess.Popen(
+        [*command, "--fd", str(sock.fileno())],
+        env=env,
+        cwd="/",
+        user=65534,
+        group=65534,
+        extra_groups=[],
+        pass_fds=(sock.fileno(),),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    sock.close()
+    try:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        end = time.monotonic() + 60
+        while time.monotonic() < end and proc.poll() is None:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        body = {
+            "funcs": ["code"],
+            "completions": [f"```python\n{p}\n```" for p in ATTACKS.values()],
+            "columns": {"tests": [BLOCKED] * len(ATTACKS)},
+        }
+        answers: list[httpx.Response] = []
+
+        def post() -> Scored:
+            answers.append(httpx.post(url + "/score", json=body, headers=headers, timeout=60))
+            return Scored([], [], [])
+
+        _, growth = peak_shmem_growth(post)
+        assert answers[0].status_code == 200, (
+            answers[0].text,
+            (tmp_path / "service.log").read_text()[-2000:],
+        )
+        assert answers[0].json()["rewards"] == [1.0] * len(ATTACKS), answers[0].text
+        assert growth < CAP_MB, f"the host's shared memory rose {growth:.0f} MB"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
