@@ -238,6 +238,22 @@ def test_an_unreachable_judge_fails_the_batch_naming_the_url(fake_judge: FakeJud
         rewardkit.get("llm_judge", on_unavailable="ignore")
 
 
+@pytest.mark.parametrize("verdict", ["json", "text"])
+def test_readiness_with_a_fixed_verdict_tries_a_connection(fake_judge: FakeJudge, verdict: str) -> None:
+    """Issue 34.5's leftover: with ``verdict`` fixed, ``ready()`` asked nothing, so ``/readyz`` said ready
+    with nothing listening at the URL and the first ``/score`` was a 503. A connection is now tried (no
+    request: nothing is billed, the judge's log stays empty)."""
+    from rewardkit.core import Unreachable
+
+    url = _dead_url()
+    with pytest.raises(Unreachable, match="127.0.0.1"):
+        rewardkit.get("llm_judge", base_url=url, verdict=verdict).ready(5.0)
+    live = rewardkit.get("llm_judge", base_url=fake_judge.url, verdict=verdict)
+    fake_judge.reset()
+    assert live.ready(5.0) is None
+    assert fake_judge.requests == 0
+
+
 def test_the_service_answers_503_when_the_judge_is_down(tmp_path: Path) -> None:
     from tests.support.helpers import Server
 
@@ -491,7 +507,8 @@ def test_auto_reads_text_where_response_format_is_refused_and_asks_lazily() -> N
     with pytest.raises(Unreachable) as caught:  # nothing listens there: said, with the URL (issue 34.5)
         rewardkit.get("llm_judge", base_url=dead).ready(5)
     assert str(caught.value).startswith(f"{dead} (no connection")
-    assert rewardkit.get("llm_judge", base_url=dead, verdict="text").ready(5) is None  # nothing is asked
+    with pytest.raises(Unreachable):  # a fixed verdict asks nothing, but a connection is tried
+        rewardkit.get("llm_judge", base_url=dead, verdict="text").ready(5)
 
 
 def test_ready_loads_the_client_sdk_whatever_the_verdict_mode() -> None:
@@ -502,7 +519,10 @@ def test_ready_loads_the_client_sdk_whatever_the_verdict_mode() -> None:
         "import sys, rewardkit\n"
         "judge = rewardkit.get('llm_judge', base_url='http://127.0.0.1:9/v1', model='m', verdict='text')\n"
         "before = 'openai' in sys.modules\n"
-        "assert judge.ready(5) is None\n"
+        "try:\n"
+        "    judge.ready(5)  # nothing listens at port 9: Unreachable, after the SDK is loaded\n"
+        "except Exception as exc:\n"
+        "    assert type(exc).__name__ == 'Unreachable', exc\n"
         "print(before, 'openai' in sys.modules)\n"
     )
     env = {**os.environ, "REWARDKIT_JUDGE_API_KEY": "sk-test"}

@@ -16,6 +16,7 @@ import asyncio
 import functools
 import json
 import logging
+import os
 import ssl
 import sys
 from collections import Counter
@@ -38,6 +39,7 @@ __all__ = [
     "down",
     "new_client",
     "post_chat",
+    "reachable",
     "shown_url",
     "unavailable_message",
 ]
@@ -287,3 +289,28 @@ def _refused(failure: BaseException) -> bool:
             return True
         seen = seen.__cause__
     return False
+
+
+_PROXIES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+async def reachable(base_url: str, timeout_s: float) -> bool | None:
+    """Whether anything accepts a connection where ``base_url`` points (no request is made, nothing is
+    billed): ``False`` when the connection is refused or the host unknown; ``None`` when it cannot be told
+    (a proxy is configured, no host, or no answer within ``timeout_s``: a slow server is not a dead one)."""
+    parts = urlsplit(base_url)
+    if any(os.environ.get(name) for name in _PROXIES) or not parts.hostname:
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), timeout_s)
+    except TimeoutError:
+        return None
+    except (OSError, ValueError):
+        return False
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except OSError:
+        pass
+    return True

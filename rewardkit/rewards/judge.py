@@ -49,6 +49,7 @@ from rewardkit.judging.calls import (
     JudgeUnavailableError,
     down,
     new_client,
+    reachable,
     shown_url,
     unavailable_message,
 )
@@ -276,14 +277,17 @@ class LLMJudge(AsyncReward):
     # -- lifecycle: ``verdict="auto"`` asks the endpoint once which verdicts it can be held to
     def ready(self, timeout_s: float) -> bool | None:
         """Probe the endpoint for its verdict mode (once a process); ``True`` once known, ``None`` while the
-        endpoint answers without telling (5xx, a timeout) or with a fixed ``verdict`` (nothing is asked);
+        endpoint answers without telling (5xx, a timeout) or with a fixed ``verdict`` (nothing is asked, but a
+        connection is tried: :func:`~rewardkit.judging.calls.reachable`);
         :class:`~rewardkit.core.Unreachable` naming the URL when nothing answers there (no connection, no
         such host): a batch would be a 503. The client SDK is loaded here either way (the service asks at
         start-up): its import takes 0.5 s of CPU, 1-2 s on a busy machine, which the first batch would
         otherwise spend of its deadline (a 2 s deadline: a 504)."""
         if self.client is None:
             importlib.import_module("openai")
-        if self.verdict != "auto":
+        if self.verdict != "auto":  # the mode is known: nothing is asked, but is anything there?
+            if run_coroutine(lambda: reachable(str(self.base_url), min(timeout_s, 5.0))) is False:
+                raise Unreachable(f"{shown_url(str(self.base_url))} (no connection: nothing listens there)")
             return None
         endpoint = (str(self.base_url), str(self.model))
         if known_mode(*endpoint) is None:
