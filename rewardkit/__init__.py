@@ -47,6 +47,7 @@ The contract, the names, a batch
 - ``asyncface.py``: rewards whose work is awaited (the judge, the code sandbox): one async core, its sync and
   async faces
 - ``jsontext.py``: JSON text from columns read within bounds (length, nesting), and nesting measured
+- ``once.py``: a column value read once per batch (a GRPO group repeats its row)
 - ``redact.py``: what an error or a log may echo: secrets in URLs masked, a caller's value cut to 200
   characters
 

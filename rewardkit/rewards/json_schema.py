@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from rewardkit.core import Completion, Explained, ItemReward, Verdict, finite_number
 from rewardkit.extract.segment import final_text
+from rewardkit.once import OncePerBatch
 from rewardkit.registry import named, register
 from rewardkit.spec import CallerParam
 from rewardkit.structured import (
@@ -24,7 +25,6 @@ from rewardkit.structured import (
     MAX_SCHEMA_CHARS,
     Compiled,
     Judgement,
-    SchemaOnce,
     judge_compiled,
     prepare_schema,
 )
@@ -36,9 +36,9 @@ _NO_ANSWER = Verdict(0.0, "no_json")
 
 
 class _Cell(NamedTuple):
-    """One item's schema and its batch's :class:`SchemaOnce` (what :meth:`JSONSchema._score` passes on)."""
+    """One item's schema and its batch's :class:`OncePerBatch` (what :meth:`JSONSchema._score` passes on)."""
 
-    once: SchemaOnce[Compiled | Judgement]
+    once: OncePerBatch[Compiled | Judgement]
     value: Any
 
 
@@ -114,7 +114,7 @@ class JSONSchema(ItemReward):
     ) -> list[Verdict | Explained]:
         # a GRPO group shares its schema: each distinct value is read and compiled once per batch, lazily
         # (an item's schema when that item is judged, within the per-item deadline and error handling)
-        once = SchemaOnce(self._prepare)
+        once = OncePerBatch(self._prepare)
         cells = [_Cell(once, schema) for schema in columns["schema"]]
         return super()._score(completions, {**columns, "schema": cells}, raise_on_error)
 

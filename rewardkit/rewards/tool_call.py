@@ -34,12 +34,12 @@ from rewardkit.core import (
     revalue,
 )
 from rewardkit.deadlines import deadline_at
+from rewardkit.once import OncePerBatch
 from rewardkit.registry import register
 from rewardkit.spec import CallerParam
 from rewardkit.toolcalls import (
     GoldCall,
     GoldError,
-    ReadOnce,
     Tool,
     UnsupportedType,
     check_calls,
@@ -176,7 +176,8 @@ class ToolCall(Reward):
         tools = columns.get("tools") or [None] * n
         stop = deadline_at()
         # a GRPO group shares its row: each distinct solution and tools value is read once per batch
-        gold_of, tools_of = ReadOnce(self._read_gold), ReadOnce(self._read_tools)
+        gold_of = OncePerBatch(self._read_gold, kept=(GoldError,))
+        tools_of = OncePerBatch(self._read_tools, kept=(GoldError,))
         out: list[Verdict | Explained] = []
         logged = False
         for i, (completion, solution, offered) in enumerate(

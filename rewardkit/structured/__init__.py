@@ -22,7 +22,6 @@ from rewardkit.structured.schema import (
     DRAFTS,
     MAX_SCHEMA_CHARS,
     Compiled,
-    SchemaOnce,
     Violation,
     compile_schema,
     read_schema,
@@ -35,7 +34,6 @@ __all__ = [
     "Compiled",
     "Found",
     "Judgement",
-    "SchemaOnce",
     "Violation",
     "compile_schema",
     "fenced_blocks",
@@ -93,7 +91,7 @@ def prepare_schema(
     """A schema column's value read and compiled (:class:`Compiled`), or the :class:`Judgement` of every
     answer against it when it cannot be used (``valid`` is ``None``). :func:`judge` is
     ``judge_compiled(answer, prepare_schema(schema))``; a batch prepares each distinct schema once
-    (:class:`SchemaOnce`)."""
+    (:class:`rewardkit.once.OncePerBatch`)."""
     text, why = read_schema(schema, max_chars)
     if text is None:
         return Judgement(None, why)

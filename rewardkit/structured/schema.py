@@ -18,9 +18,9 @@ Schemas come from data, so nothing in one may cost more than a bounded time or r
   invalid schema.
 - **Cache.** Compiled validators (and compile failures) are kept per distinct schema, draft and format
   setting in one LRU (:data:`CACHE_ITEMS` schemas, :data:`CACHE_CHARS` characters of schema text in all):
-  a GRPO group, which shares one schema, compiles it once. Within a batch, :class:`SchemaOnce` keeps what
-  each distinct column value came to (the same object, an equal text, or an object that pickles to the same
-  bytes), so a group's schema is not even measured and serialised again for each item.
+  a GRPO group, which shares one schema, compiles it once. Within a batch, the reward keeps what each
+  distinct column value came to (:class:`rewardkit.once.OncePerBatch`), so a group's schema is not even
+  measured and serialised again for each item.
 
 Drafts: the one a schema's ``$schema`` names (2020-12, 2019-09, 7, 6, 4), else ``default_draft``; another
 ``$schema`` is ``None`` (``unsupported_draft``). ``format`` is what the draft says (an assertion in 4, 6
@@ -36,9 +36,8 @@ and 7, an annotation in 2019-09 and 2020-12) unless ``validate_formats`` says ot
 from __future__ import annotations
 
 import json
-import pickle
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, NamedTuple, TypeVar
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 
@@ -52,7 +51,6 @@ __all__ = [
     "DRAFTS",
     "MAX_SCHEMA_CHARS",
     "Compiled",
-    "SchemaOnce",
     "Violation",
     "compile_schema",
     "read_schema",
@@ -171,49 +169,3 @@ def compile_schema(
         compiled = Compiled(None, _why(message), message[:MAX_MESSAGE], len(text))
     _cache.put(key, compiled)
     return compiled
-
-
-T = TypeVar("T")
-_NOTHING: Any = object()
-
-
-def _value_key(value: Any) -> Any:
-    """Equal for two column values exactly when they read alike: a text itself, else the value's pickle
-    (type and content, exact: ``1``, ``1.0`` and ``True`` differ); ``None``: not picklable, not shared."""
-    if type(value) is str:
-        return value
-    try:
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - unpicklable, too deep, ...: read on its own
-        return None
-
-
-class SchemaOnce(Generic[T]):
-    """``prepare`` applied once per distinct schema value within one batch (make one per batch, never keep
-    it): the item just before by identity, then by an exact key (the text, or the value's pickle).
-    ``prepare`` must not raise for bad data (an exception is not kept: the next equal value prepares again).
-
-    >>> seen = []
-    >>> once = SchemaOnce(lambda v: seen.append(v) or str(v))
-    >>> [once(v) for v in ({"a": 1}, {"a": 1}, {"a": True}, "{}", "{}")], len(seen)
-    (["{'a': 1}", "{'a': 1}", "{'a': True}", '{}', '{}'], 3)
-    """
-
-    def __init__(self, prepare: Callable[[Any], T]) -> None:
-        self._prepare = prepare
-        self._seen: dict[Any, T] = {}
-        self._last: Any = _NOTHING
-        self._last_out: Any = None
-
-    def __call__(self, value: Any) -> T:
-        if value is self._last:
-            return self._last_out  # type: ignore[no-any-return]
-        key = _value_key(value)
-        if key is None:
-            out = self._prepare(value)
-        else:
-            out = self._seen.get(key, _NOTHING)
-            if out is _NOTHING:
-                out = self._seen[key] = self._prepare(value)
-        self._last, self._last_out = value, out
-        return out

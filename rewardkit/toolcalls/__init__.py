@@ -20,7 +20,7 @@ Read, then compare, each step its own module:
 """
 
 from rewardkit.toolcalls.check import UnsupportedType, check_call, check_calls, partial_score
-from rewardkit.toolcalls.gold import GoldCall, GoldError, ReadOnce, Tool, read_gold, read_tools
+from rewardkit.toolcalls.gold import GoldCall, GoldError, Tool, read_gold, read_tools
 from rewardkit.toolcalls.parse import Call, Parsed, read_calls
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "GoldCall",
     "GoldError",
     "Parsed",
-    "ReadOnce",
     "Tool",
     "UnsupportedType",
     "check_call",

@@ -23,9 +23,8 @@ types is any of them) and the names of the functions that exist.
 Bounds: JSON text of at most ``max_chars`` characters, 100 levels of nesting, at most :data:`MAX_CALLS`
 expected calls and :data:`MAX_TOOLS` tools; anything else is :class:`GoldError` (the reward's ``None``).
 
-A GRPO batch repeats each row over its group: :class:`ReadOnce` reads each distinct value of a column once
-per batch (the same object, an equal text, or an object that pickles to the same bytes: equal in type and
-content, so read alike), every bound still applied to the first read.
+A GRPO batch repeats each row over its group: the reward reads each distinct value of a column once per
+batch (:class:`rewardkit.once.OncePerBatch`), every bound still applied to the first read.
 
 >>> read_gold('[{"f": {"x": [1, 2], "y": ["", "a"]}}]')
 [GoldCall(name='f', params={'x': [1, 2], 'y': ['', 'a']})]
@@ -39,10 +38,9 @@ content, so read alike), every bound still applied to the first read.
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from rewardkit.jsontext import MAX_DEPTH, JSONTextError, check_depth, read_json
 
@@ -51,7 +49,6 @@ __all__ = [
     "GoldError",
     "MAX_CALLS",
     "MAX_TOOLS",
-    "ReadOnce",
     "Tool",
     "TYPES",
     "read_gold",
@@ -212,65 +209,3 @@ def read_tools(value: Any, *, max_chars: int = 1_000_000) -> dict[str, Tool]:
             raise GoldError(f"tool {item['name'][:80]!r}: parameters need properties and a required list")
         tools[item["name"]] = Tool(item["name"], dict(properties), tuple(str(r) for r in required))
     return tools
-
-
-T = TypeVar("T")
-_NOTHING = object()
-
-
-def value_key(value: Any) -> Any:
-    """A key equal for two column values exactly when they read alike: a text itself, else the value's
-    pickle (type and content, exact: ``1``, ``1.0`` and ``True`` differ, as do a list and a tuple);
-    ``None`` for a value that does not pickle (it is read on its own).
-
-    >>> value_key("[]"), value_key([1]) == value_key([1]), value_key([1]) == value_key([1.0])
-    ('[]', True, False)
-    """
-    if type(value) is str:
-        return value
-    try:
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - unpicklable, too deep, ...: not shared, read as it is
-        return None
-
-
-class ReadOnce(Generic[T]):
-    """``read`` applied once per distinct value within one batch (make one per batch, never keep it).
-
-    The outcome is kept, a :class:`GoldError` included (raised anew, with its message, for each equal
-    value); any other exception is not kept. The item just before is checked by identity first (a GRPO
-    group's rows are often the same object), then by :func:`value_key`.
-
-    >>> calls = []
-    >>> once = ReadOnce(lambda v: calls.append(v) or len(v))
-    >>> [once(v) for v in ("ab", "ab", [1], [1], [1.0])], len(calls)
-    ([2, 2, 1, 1, 1], 3)
-    """
-
-    def __init__(self, read: Callable[[Any], T]) -> None:
-        self._read = read
-        self._seen: dict[Any, T | GoldError] = {}
-        self._last: Any = _NOTHING
-        self._last_out: T | GoldError | None = None
-
-    def __call__(self, value: Any) -> T:
-        if value is self._last:
-            out = self._last_out
-        else:
-            key = value_key(value)
-            if key is None:
-                out = self._outcome(value)
-            else:
-                out = self._seen.get(key, _NOTHING)  # type: ignore[arg-type]
-                if out is _NOTHING:
-                    out = self._seen[key] = self._outcome(value)
-            self._last, self._last_out = value, out
-        if isinstance(out, GoldError):
-            raise GoldError(str(out)) from None
-        return out  # type: ignore[return-value]
-
-    def _outcome(self, value: Any) -> T | GoldError:
-        try:
-            return self._read(value)
-        except GoldError as exc:
-            return exc
