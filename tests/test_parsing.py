@@ -13,9 +13,9 @@ import math_verify  # noqa: F401 - make test installs it: a broken install fails
 import pytest
 import sympy
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "verdicts" / "real_outputs_dev"  # bench/parsing.py's
-#: every second distinct gold and answer of the dev data (``dev_texts(every=2)`` over ``DEV``), shipped: a
-#: user's clone has no ``../shared``
+#: every second distinct gold and answer the math reward sends to Math-Verify in ``../shared``'s eight dev
+#: files (``verdicts/real_outputs_dev``, read by ``verify.rows.read_rows`` in the standard mode), shipped: a
+#: user's clone has no ``../shared``; ``bench/parsing.py`` parses all of them and its workload
 DEV_SAMPLE = Path(__file__).with_name("data") / "parsing_dev_texts.json.gz"
 
 
@@ -33,29 +33,6 @@ def outcome(text: str, ours: bool = True) -> Any:
             return [(str(value), type(value).__name__, sympy.srepr(value)) for value in _parse_answer(text)]
         except Exception as exc:
             return ("error", type(exc).__name__)
-
-
-def dev_texts(every: int) -> list[str]:
-    """Every ``every``-th distinct gold and answer the math reward sends to Math-Verify in the dev data."""
-    from rewardkit.verify.rows import Pending, read_rows
-
-    texts: dict[str, None] = {}
-    for path in sorted(DEV.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
-        batch = [
-            (
-                r.get("solution"),
-                r["completion"] if isinstance(r.get("completion"), str) else None,
-                r.get("options"),
-            )
-            for r in rows
-        ]
-        for read in read_rows(batch, "standard", 0.0, 1000):
-            if isinstance(read, Pending):
-                texts.setdefault(read.canonical.gold)
-                texts.setdefault(read.canonical.prediction)
-    return list(texts)[::every]
 
 
 def test_the_workers_run_latex2sympy_changed_once(alarm: None) -> None:
