@@ -9,14 +9,12 @@ same attacks in ``test_sandbox_escape.py::test_an_unprivileged_service_gets_the_
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -31,6 +29,7 @@ from tests.security.memory_attacks import ATTACKS, CAP_MB, NAMESPACE_TMPFS
 from tests.support.helpers import ROOT, TOKEN, Server
 from tests.support.processes import HARNESS_MARKER, settled
 
+T = TypeVar("T")
 SECRET = "rk-secret-" + "9d41b7e2"
 BLOCKED = {"inputs": [""], "outputs": ["BLOCKED"]}
 
@@ -42,9 +41,9 @@ def shmem_mb() -> float:
     raise AssertionError("no Shmem in /proc/meminfo")
 
 
-def peak_shmem_growth(run: Callable[[], Scored]) -> tuple[Scored, float]:
+def peak_shmem_growth(run: Callable[[], T]) -> tuple[T, float]:
     """``run()``'s result and how far the host's shared memory rose above where it was while it ran."""
-    result: list[Scored] = []
+    result: list[T] = []
     worker = threading.Thread(target=lambda: result.append(run()))
     base = peak = shmem_mb()
     worker.start()
@@ -53,6 +52,24 @@ def peak_shmem_growth(run: Callable[[], Scored]) -> tuple[Scored, float]:
         time.sleep(0.01)
     worker.join()
     return result[0], peak - base
+
+
+def attacks_blocked_through(url: str, log: Path | None = None) -> None:
+    """The attacks in one ``code`` request to the service at ``url``: each blocked, the host's shared memory
+    under ``CAP_MB`` above where it was."""
+    body = {
+        "funcs": ["code"],
+        "completions": [f"```python\n{p}\n```" for p in ATTACKS.values()],
+        "columns": {"tests": [BLOCKED] * len(ATTACKS)},
+    }
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    answer, growth = peak_shmem_growth(
+        lambda: httpx.post(url + "/score", json=body, headers=headers, timeout=60)
+    )
+    said = log.read_text()[-2000:] if log is not None else ""
+    assert answer.status_code == 200, (answer.text, said)
+    assert answer.json()["rewards"] == [1.0] * len(ATTACKS), answer.text
+    assert growth < CAP_MB, f"the host's shared memory rose {growth:.0f} MB"
 
 
 def score(programs: list[str], tests: list[Any], **params: Any) -> Scored:
@@ -166,22 +183,8 @@ def test_through_the_service_the_attack_holds_nothing(tmp_path: Path) -> None:
     env = {"REWARDKIT_API_TOKEN": TOKEN, "REWARDKIT_MATH_WORKERS": "1", "REWARDKIT_REQUEST_TIMEOUT_S": "10"}
     server = Server(env, tmp_path / "service.log")
     try:
+        attacks_blocked_through(server.url)
         headers = {"authorization": f"Bearer {TOKEN}"}
-        body = {
-            "funcs": ["code"],
-            "completions": [f"```python\n{p}\n```" for p in ATTACKS.values()],
-            "columns": {"tests": [BLOCKED] * len(ATTACKS)},
-        }
-        answers: list[httpx.Response] = []
-
-        def post() -> Scored:
-            answers.append(httpx.post(server.url + "/score", json=body, headers=headers, timeout=60))
-            return Scored([], [], [])
-
-        _, growth = peak_shmem_growth(post)
-        assert answers[0].status_code == 200, answers[0].text
-        assert answers[0].json()["rewards"] == [1.0] * len(ATTACKS), answers[0].text
-        assert growth < CAP_MB, f"the host's shared memory rose {growth:.0f} MB"
         ready = httpx.get(server.url + "/readyz", headers=headers, timeout=60).json()
         assert ready["notes"]["code"]["memory_bound"] == memory_bound(), ready
     finally:
@@ -196,64 +199,15 @@ def test_through_a_normal_users_service_the_attack_holds_nothing(tmp_path: Path)
     if os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"):
         pytest.skip("needs root to run a service as user 65534, and /usr/bin/python3")
     paths = [str(ROOT), *(p for p in sys.path if "site-packages" in p)]
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     env = {
-        "PATH": "/usr/bin:/bin",
         "HOME": "/nonexistent",
         "PYTHONPATH": os.pathsep.join(paths),
         "REWARDKIT_API_TOKEN": TOKEN,
         "REWARDKIT_MATH_WORKERS": "1",
         "REWARDKIT_REQUEST_TIMEOUT_S": "10",
     }
-    command = ["/usr/bin/python3", "-m", "uvicorn", "service.app:create_app", "--factory"]
-    log = (tmp_path / "service.log").open("w")
-    proc = subprocess.Popen(
-        [*command, "--fd", str(sock.fileno())],
-        env=env,
-        cwd="/",
-        user=65534,
-        group=65534,
-        extra_groups=[],
-        pass_fds=(sock.fileno(),),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    sock.close()
+    server = Server(env, tmp_path / "service.log", python="/usr/bin/python3", user=65534)
     try:
-        headers = {"authorization": f"Bearer {TOKEN}"}
-        end = time.monotonic() + 60
-        while time.monotonic() < end and proc.poll() is None:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        body = {
-            "funcs": ["code"],
-            "completions": [f"```python\n{p}\n```" for p in ATTACKS.values()],
-            "columns": {"tests": [BLOCKED] * len(ATTACKS)},
-        }
-        answers: list[httpx.Response] = []
-
-        def post() -> Scored:
-            answers.append(httpx.post(url + "/score", json=body, headers=headers, timeout=60))
-            return Scored([], [], [])
-
-        _, growth = peak_shmem_growth(post)
-        assert answers[0].status_code == 200, (
-            answers[0].text,
-            (tmp_path / "service.log").read_text()[-2000:],
-        )
-        assert answers[0].json()["rewards"] == [1.0] * len(ATTACKS), answers[0].text
-        assert growth < CAP_MB, f"the host's shared memory rose {growth:.0f} MB"
+        attacks_blocked_through(server.url, server.log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
+        server.stop()

@@ -41,17 +41,20 @@ def judge_env(judge_url: str, model: str, key: str, **extra: str) -> dict[str, s
 
 
 class Server:
-    """``uvicorn service.app:create_app`` in a subprocess. The listening socket is bound here and handed
-    over (``--fd``), so no other process can take the port between choosing it and serving on it."""
+    """``uvicorn service.app:create_app`` in a subprocess (run by ``python``, as ``user`` and its group when
+    given). The listening socket is bound here and handed over (``--fd``), so no other process can take the
+    port between choosing it and serving on it."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self, env: dict[str, str], log: Path, python: str = sys.executable, user: int | None = None
+    ) -> None:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         sock.listen(256)
         self.port = int(sock.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
-        command = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory"]
+        command = [python, "-m", "uvicorn", "service.app:create_app", "--factory"]
         command += ["--fd", str(sock.fileno())]
         clean = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
         self.log_file = log.open("w")
@@ -63,6 +66,9 @@ class Server:
                 stdout=self.log_file,
                 stderr=subprocess.STDOUT,
                 pass_fds=(sock.fileno(),),
+                user=user,
+                group=user,
+                extra_groups=None if user is None else [],
             )
         finally:
             sock.close()  # the server holds its own copy
