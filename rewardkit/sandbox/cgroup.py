@@ -115,10 +115,14 @@ class Group:
             _write(self.path, "memory.max", str(limit_bytes))
             _write(self.path, "memory.swap.max", "0", optional=True)
             _write(self.path, "memory.oom.group", "0", optional=True)
-        else:  # v1 wants the memory limit at or under the memory-and-swap one: set it first when lowering
-            _write(self.path, "memory.limit_in_bytes", str(limit_bytes))
-            _write(self.path, "memory.memsw.limit_in_bytes", str(limit_bytes), optional=True)
-            _write(self.path, "memory.limit_in_bytes", str(limit_bytes))
+        else:  # v1 keeps the memory limit at or under the memory-and-swap one: lowered first, raised last
+            try:
+                _write(self.path, "memory.limit_in_bytes", str(limit_bytes))
+            except OSError:  # over the memory-and-swap limit: a reused group's limit raised
+                _write(self.path, "memory.memsw.limit_in_bytes", str(limit_bytes), optional=True)
+                _write(self.path, "memory.limit_in_bytes", str(limit_bytes))
+            else:
+                _write(self.path, "memory.memsw.limit_in_bytes", str(limit_bytes), optional=True)
 
     def oom_kills(self) -> int:
         """How many processes of the group the kernel has killed for its memory, ever."""
@@ -133,15 +137,6 @@ class Group:
     def oom_killed(self) -> bool:
         """Whether the kernel killed a process of the group for its memory since its sandbox began."""
         return self.oom_kills() > self.oom_base
-
-    def peak_bytes(self) -> int | None:
-        """The most memory the group held (``None`` where the kernel does not say)."""
-        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
-        try:
-            with open(os.path.join(self.path, name)) as file:
-                return int(file.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
 
     def remove(self) -> None:
         """Remove the group; one its processes still hold for a moment (the kernel frees them just after the
