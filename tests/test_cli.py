@@ -338,6 +338,7 @@ def test_a_typo_in_a_reward_name_suggests_the_closest_in_every_command(tmp_path:
     assert proc.returncode == 2
     assert f"the service at {server.url} has no reward 'fromat'" in said(proc.stderr)
     assert "did you mean 'format'?" in said(proc.stderr)
+    assert said(proc.stderr).count("did you mean") == 1  # said once, by the policy check
 
 
 def test_an_error_is_one_line_whatever_the_terminal_width(tmp_path: Path) -> None:

@@ -5,13 +5,13 @@
 ('1 file', '6 rows')
 >>> columns_option(["choices=options"])
 {'choices': 'options'}
->>> closest("mathh")
-['math']
+>>> unknown_reward(["mathh"]).split(" (")[0]
+"unknown reward 'mathh'; did you mean 'math'?"
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -19,7 +19,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["closest", "columns_option", "count", "fail", "stderr", "unknown_reward"]
+__all__ = ["columns_option", "count", "fail", "stderr", "unknown_reward"]
 
 COLUMN_HELP = "Read the rewards' COLUMN from FIELD (e.g. -c solution=answer); repeatable."
 
@@ -53,17 +53,6 @@ def columns_option(items: Iterable[str] | None) -> dict[str, str]:
             fail(f"bad --column {item!r}: expected REWARD_COLUMN=FIELD, e.g. -c solution=answer")
         columns[name.strip()] = field.strip()
     return columns
-
-
-def closest(name: str, known: Sequence[str] | None = None) -> list[str]:
-    """The registered reward names (or ``known``) closest to ``name``, best first (at most 3)."""
-    from rewardkit.redact import closest as nearest
-
-    if known is None:
-        from rewardkit.registry import list_rewards
-
-        known = [info.name for info in list_rewards()]
-    return nearest(name, known)
 
 
 def unknown_reward(names: Iterable[str]) -> str | None:

@@ -294,19 +294,12 @@ class _NeverRaised(Exception):
 
 
 def _remote_scorer(url: str, specs: list[RewardSpec]) -> Any:
-    """Scores through the service; checks ``specs`` against its policy now, before the file is read."""
-    from rewardkit.cli.common import closest
+    """Scores through the service; checks ``specs`` against its policy now, before the file is read (an
+    unknown name is said with the closest of the names the service has: :func:`rewardkit.spec.check`)."""
     from rewardkit.client import RewardClient
-    from rewardkit.spec import UnknownRewardError
 
     client = RewardClient(url)
-    try:
-        client.check(specs)
-    except UnknownRewardError as exc:  # the closest of the names the service has
-        names = [str(r["name"]) for r in client.rewards()]
-        near = [n for s in specs if s.name not in names for n in closest(s.name, names)]
-        hint = f"; did you mean {' or '.join(map(repr, near[:3]))}?" if near else ""
-        raise UnknownRewardError(f"{exc}{hint}") from None
+    client.check(specs)
 
     def scorer(specs: list[RewardSpec], completions: list[Any], columns: dict[str, list[Any]]) -> Any:
         return client.score(specs, completions, **columns)
