@@ -32,9 +32,7 @@ import json
 import os
 import pstats
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -43,8 +41,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx  # noqa: E402
+from service_overhead import start_server  # noqa: E402  (bench/, beside this file)
 
 import rewardkit  # noqa: E402
 
@@ -209,25 +209,6 @@ def qa_batch(groups: int, size: int, rng: random.Random, mode: str) -> Batch:
 # ---------------------------------------------------------------- running
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REWARDKIT_")}
-    command = [sys.executable, "-m", "uvicorn", "service.app:create_app", "--factory", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
-    proc = subprocess.Popen(command, cwd=ROOT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(url + "/healthz", timeout=30).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the service did not start")
-
-
 BENCHES: dict[str, tuple[str, dict[str, Any], Callable[[int, int, random.Random], Batch]]] = {
     "tool_call": ("tool_call", {}, tool_call_batch),
     "json_schema": ("json_schema", {}, json_schema_batch),
@@ -255,7 +236,7 @@ def main() -> None:
         f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.2f}; batch {args.groups} x "
         f"{args.group_size} = {n}, median of {args.repeats}"
     )
-    server = None if args.no_service else start_server()
+    server = None if args.no_service else start_server(ready="/healthz", tries=600)
     try:
         print(f"{'reward':<18}{'in process':>14}{'service':>14}  mean reward (expected)")
         for label, (name, params, make) in BENCHES.items():

@@ -39,7 +39,10 @@ from rewardkit.verify import get_verifier  # noqa: E402
 BATCH = 1152
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
+def start_server(ready: str = "/readyz", tries: int = 300) -> tuple[subprocess.Popen[bytes], str]:
+    """``uvicorn service.app:create_app`` on a free loopback port, without ``REWARDKIT_*`` settings; returned
+    once ``ready`` answers 200 (``/readyz``: the math workers are up; ``/healthz``: the process answers),
+    polled up to ``tries`` times 0.1 s apart."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -48,9 +51,9 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
     command += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
+    for _ in range(tries):
         try:
-            if httpx.get(url + "/readyz", timeout=30).status_code == 200:
+            if httpx.get(url + ready, timeout=30).status_code == 200:
                 return proc, url
         except httpx.TransportError:
             time.sleep(0.1)
