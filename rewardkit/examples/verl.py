@@ -84,17 +84,19 @@ def load(name: str) -> tuple[Callable[..., Any], str]:
     return get_custom_reward_fn(config), "by veRL's get_custom_reward_fn"
 
 
+def score_kwargs(i: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The keywords veRL calls the reward function with, for sample ``i``."""
+    return {
+        "data_source": row["data_source"],
+        "solution_str": row["response"],
+        "ground_truth": row["reward_model"]["ground_truth"],
+        "extra_info": {"index": i, "split": "train"},
+    }
+
+
 async def reward_loop(compute_score: Callable[..., Any], rows: Sequence[dict[str, Any]]) -> list[float]:
     """veRL's reward loop: one task per sample, awaited together."""
-    tasks = [
-        compute_score(
-            data_source=row["data_source"],
-            solution_str=row["response"],
-            ground_truth=row["reward_model"]["ground_truth"],
-            extra_info={"index": i, "split": "train"},
-        )
-        for i, row in enumerate(rows)
-    ]
+    tasks = [compute_score(**score_kwargs(i, row)) for i, row in enumerate(rows)]
     return list(await asyncio.gather(*tasks))
 
 
@@ -117,15 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if inspect.iscoroutinefunction(compute_score):  # how veRL decides to await it
         scores = asyncio.run(reward_loop(compute_score, ROWS))
     else:  # compute_score: veRL runs it in a thread pool, one call per sample
-        scores = [
-            compute_score(
-                data_source=row["data_source"],
-                solution_str=row["response"],
-                ground_truth=row["reward_model"]["ground_truth"],
-                extra_info={"index": i, "split": "train"},
-            )
-            for i, row in enumerate(ROWS)
-        ]
+        scores = [compute_score(**score_kwargs(i, row)) for i, row in enumerate(ROWS)]
     for row, score in zip(ROWS, scores, strict=True):
         print(f"{score:5.1f}  {row['data_source']:<15} {json.dumps(row['response'])}")
     return 0
