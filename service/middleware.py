@@ -3,8 +3,10 @@
 :class:`RequestGuard` runs before FastAPI sees a request, on its headers alone:
 
 - **the token** (``Authorization: Bearer``, or ``?token=`` for ``/get_reward``, compared in constant time)
-  is checked before any byte of the body is read: a caller without it gets 401 at once and the connection
-  is closed, so an anonymous 60 MiB body costs the server neither the upload nor the parsing;
+  is checked before the body is parsed: a caller without it gets 401 and the connection is closed, so an
+  anonymous 60 MiB body costs the server neither the upload nor the parsing (a body declared at most
+  :data:`ANONYMOUS_DRAIN` bytes is read and dropped first, for at most a second: a client still sending it
+  would otherwise meet a reset connection instead of the 401);
 - **the body limit**: a declared ``Content-Length`` over ``REWARDKIT_MAX_BODY_MB`` is refused from the
   headers, a streamed body as soon as it passes the limit (413, open routes included); for a caller with
   the token the rest of the body (up to four times the limit and 16 MiB, within the body timeout) is read
@@ -96,6 +98,11 @@ def is_open(path: str, settings: Settings) -> bool:
     return False
 
 
+#: the most of an anonymous request's body read (and dropped) before its 401, so that a client still sending
+#: a small body reads the 401 rather than a reset connection; a larger one is never read
+ANONYMOUS_DRAIN = 64 << 10
+
+
 class RequestGuard:
     """Pure ASGI middleware: the token, the body's size and time limits, timing headers and metrics."""
 
@@ -135,11 +142,14 @@ class RequestGuard:
         status = 500
         caller = self.authorized(scope, path)
         try:
+            declared = dict(scope["headers"]).get(b"content-length", b"")
             if not caller and not is_open(path, self.settings):
                 status = 401
+                if declared.isdigit() and int(declared) <= ANONYMOUS_DRAIN:  # a small body, already sent
+                    loop = asyncio.get_running_loop()
+                    await self._drain(receive, loop.time() + min(1.0, self.settings.body_timeout_s), 0)
                 await answer(send, 401, UNAUTHORIZED, [(b"www-authenticate", b"Bearer")])
                 return
-            declared = dict(scope["headers"]).get(b"content-length", b"")
             if declared.isdigit() and int(declared) > self.limit:
                 status = 413
                 if caller and int(declared) <= self.drain_cap:
