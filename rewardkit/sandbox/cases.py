@@ -7,6 +7,10 @@
   "stdin_stdout"}]}``, and LiveCodeBench's list of ``{"input", "output", "testtype": "stdin"}``;
 - call-based, ``{"fn_name": name, "inputs": [[arg, ...], ...], "outputs": [...]}`` (APPS, TACO, veRL):
   the program's function ``name`` (or method of class ``Solution``) is called with each argument list;
+- IOI's subtasks (for the ``subtasks`` scoring modes: :mod:`rewardkit.sandbox.scoring`): each test's
+  ``"subtask"`` (a name or number, or a list of them) in a list of test cases, or ``"subtasks"`` (one a
+  test) beside ``"inputs"``/``"outputs"``; the points of each subtask in ``"subtask_points"`` beside them
+  or in the row's ``subtask_points`` column (one point each when neither is given);
 - assert-style, ``{"test": code, "entry_point": name}`` (HumanEval: the test code, then
   ``check(<entry_point>)``, is one test) or a list of assert statements (MBPP's ``test_list``: each is one
   test), run after the program in its namespace.
@@ -17,7 +21,7 @@ A JSON text of any of these is read first, within bounds (:func:`rewardkit.jsont
 What cannot be read raises :class:`TestFormatError`.
 
 >>> read_cases('{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}')
-Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None)
+Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None, subtasks=None)
 >>> read_cases({"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]}).kind
 'call'
 >>> read_cases({"test": "def check(f):\\n    assert f(1) == 2", "entry_point": "inc"}).inputs[0][-11:]
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.jsontext import MAX_CHARS, JSONTextError, check_depth, read_json
+from rewardkit.sandbox.scoring import SubtaskError, Subtasks, read_subtasks
 
 __all__ = ["Cases", "TestFormatError", "UnsupportedLanguage", "read_cases"]
 
@@ -59,6 +64,7 @@ class Cases:
     inputs: tuple[Any, ...]
     expected: tuple[Any, ...]
     fn_name: str | None = None
+    subtasks: Subtasks | None = None
 
     def size(self) -> int:
         """Characters of the tests, roughly as they travel (JSON)."""
@@ -145,10 +151,32 @@ def _asserts(test: Any, entry_point: Any) -> Cases:
     return Cases("assert", (test,), (None,))
 
 
-def read_cases(value: Any, *, entry_point: str | None = None, max_chars: int | None = None) -> Cases:
+def _subtasks(value: Any, cases: Cases, points: Any) -> Cases:
+    """``cases`` with the subtasks ``value`` gives its tests (none given: ``cases`` as it is)."""
+    per_test: Any = None
+    if isinstance(value, Mapping):
+        points = value.get("subtask_points") if points is None else points
+        per_test = value.get("subtasks")
+        value = value.get("test_cases")
+    if isinstance(value, list) and any(isinstance(case, Mapping) and "subtask" in case for case in value):
+        per_test = [case.get("subtask") if isinstance(case, Mapping) else None for case in value]
+    if per_test is None:
+        return cases
+    if not isinstance(per_test, list) or len(per_test) != len(cases.inputs) or None in per_test:
+        raise TestFormatError("every test needs a subtask (one for each test), or none does")
+    try:
+        return Cases(cases.kind, cases.inputs, cases.expected, cases.fn_name, read_subtasks(per_test, points))
+    except SubtaskError as exc:
+        raise TestFormatError(str(exc)) from None
+
+
+def read_cases(
+    value: Any, *, entry_point: str | None = None, max_chars: int | None = None, subtask_points: Any = None
+) -> Cases:
     """A row's tests in any format of the module's docstring (a dict, a list or their JSON text).
 
-    ``entry_point`` is HumanEval's, when it comes as a column of its own. ``max_chars`` bounds the tests'
+    ``entry_point`` is HumanEval's, when it comes as a column of its own, ``subtask_points`` the row's
+    column of that name (the points of its subtasks). ``max_chars`` bounds the tests'
     size (``None``: :data:`~rewardkit.jsontext.MAX_CHARS`). Raises :class:`TestFormatError` (a
     ``ValueError``) naming what is wrong.
 
@@ -172,4 +200,4 @@ def read_cases(value: Any, *, entry_point: str | None = None, max_chars: int | N
         raise TestFormatError(f"tests must be an object, a list or JSON text, got {type(value).__name__}")
     if max_chars is not None and cases.size() > max_chars:
         raise TestFormatError(f"the tests are over {max_chars} characters (the limit)")
-    return cases
+    return _subtasks(value, cases, subtask_points)
