@@ -60,12 +60,15 @@ class SandboxConfig:
         ro_paths: more host paths the sandbox sees read-only (a directory of packages programs may import).
         cgroup: where each sandbox's memory cgroup is made: ``"auto"`` (the service's own, where it may
             make children there), a delegated cgroup's path, or ``"off"`` (:mod:`rewardkit.sandbox.cgroup`).
+        pch_dir: where precompiled headers are kept, outside every sandbox: ``"auto"`` (the user's cache
+            directory), a directory, or ``"off"`` (:mod:`rewardkit.sandbox.pch`).
     """
 
     python: str | None = None
     bwrap: str | None = None
     ro_paths: tuple[str, ...] = ()
     cgroup: str = "auto"
+    pch_dir: str = "auto"
 
 
 def interpreter(config: SandboxConfig) -> str:
@@ -92,8 +95,13 @@ def bwrap_binary(config: SandboxConfig) -> str:
 
 @functools.cache
 def harness_source() -> str:
-    """The text of :mod:`rewardkit.sandbox.harness`, given to the interpreter with ``-c``."""
-    return (Path(__file__).parent / "harness.py").read_text(encoding="utf-8")
+    """The text given to the interpreter with ``-c``: :mod:`rewardkit.sandbox.pyrun` (a Python program's
+    test), :mod:`rewardkit.sandbox.harness` and :mod:`rewardkit.sandbox.build` (a compile job's handler,
+    and the entry point), each after the first without its ``__future__`` import (which must open a text)."""
+    here = Path(__file__).parent
+    texts = [(here / name).read_text(encoding="utf-8") for name in ("pyrun.py", "harness.py", "build.py")]
+    future = "from __future__ import annotations\n"
+    return "\n".join([texts[0], *(text.replace(future, "") for text in texts[1:])])
 
 
 @functools.cache

@@ -1,14 +1,17 @@
 """What runs inside the sandbox: one program against its tests, in forked processes.
 
-This file is not imported inside the sandbox: its text goes to the interpreter with ``-c`` (standard
-library only, so it needs nothing from the service's environment; and not even ``typing``, ``json`` or
-``signal``, which would double its start-up time). It reads one job, in ``marshal``'s format, on stdin::
+This file is not imported inside the sandbox: its text, followed by :mod:`rewardkit.sandbox.build`'s (a
+compile job's handler, and the entry point), goes to the interpreter with ``-c`` (standard library only,
+not even ``typing``, ``json`` or ``signal``, which would double its start-up time). It reads one job, in
+``marshal``'s format, on stdin::
 
     {"kind": "stdio" | "call" | "assert", "program": str, "fn_name": str | None, "inputs": [...],
      "timeout_s": float, "memory_bytes": int, "output_bytes": int, "processes": int, "open_files": int,
      "file_bytes": int, "seccomp": bytes | None}
 
-and writes JSON lines on stdout: ``{"ready": true}`` first (before it touches the program), then
+(a compiled program's: also ``binary``, ``binary_path``, ``run``, ``address_bytes``; see
+:mod:`rewardkit.sandbox.build`) and writes JSON lines on stdout: ``{"ready": true}`` first (before it
+touches the program), then
 ``{"compile_error": "SyntaxError: ..."}`` and nothing more, or one ``{"test": i, "status": ...}`` a test
 and ``{"done": true}``. A test's ``status`` is ``ok``, ``error`` (with ``error``: ``"Type: message"``),
 ``timeout``, ``memory`` or ``output_limit`` (``bad_test`` when a test's own code does not compile);
@@ -37,7 +40,6 @@ parent-death signal bwrap set, so bwrap's death does not end it).
 
 from __future__ import annotations
 
-import builtins
 import marshal
 import os
 import resource
@@ -46,12 +48,15 @@ import sys
 import time
 
 TYPE_CHECKING = False  # typing, json and signal are not imported: they would double the start-up time
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # inside the sandbox, defined above this text
     from typing import Any, NoReturn
+
+    from rewardkit.sandbox.pyrun import _describe, _execute, _site
 
 _REPORT_SLACK = 4096  # a report's bytes beyond the value's own cap
 _READ = 65536
 _REPORTED = (b"ok", b"error", b"memory", b"output_limit")
+_RUN_ONE = 1  # a compiled program's child runs one test (it becomes the program)
 _SIGKILL, _SIGXCPU = 9, 24  # Linux's numbers (x86, arm, riscv, ppc, s390)
 _NAMES = """HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP
 TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS"""
@@ -78,14 +83,6 @@ def _emit(line: dict[str, Any]) -> None:
     _write(1, text.encode("utf-8", "replace"))
 
 
-def _describe(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except BaseException:  # a program's exception whose __str__ fails
-        text = ""
-    return f"{type(exc).__name__}: {text[:300]}"
-
-
 def _drop_privileges(uid: str, gid: str) -> None:
     if uid == "-" or os.getuid() != 0:
         return
@@ -94,84 +91,16 @@ def _drop_privileges(uid: str, gid: str) -> None:
     os.setresuid(int(uid), int(uid), int(uid))
 
 
-def _site() -> None:
-    """What ``site`` gives a program, without running the ``.pth`` files of the interpreter's packages
-    (the interpreter runs with ``-S``: they are code, and slow): ``exit``/``quit`` and site-packages."""
-    import site
-
-    site.setquit()
-    sys.path.extend(path for path in site.getsitepackages() if os.path.isdir(path))
-
-
-def _function(namespace: dict[str, Any], name: str) -> Any:
-    if callable(namespace.get(name)):
-        return namespace[name]
-    solution = namespace.get("Solution")  # LeetCode style: a method of class Solution (APPS, TACO)
-    if isinstance(solution, type) and hasattr(solution, name):
-        return getattr(solution(), name)
-    raise NameError(f"the program defines no function {name!r}")
-
-
-def _encode(value: Any, cap: int) -> dict[str, Any]:
-    import json  # imported by the parent before it forks, for call-based jobs only
-
-    def fallback(obj: Any) -> Any:
-        if isinstance(obj, set | frozenset):
-            try:
-                return sorted(obj)
-            except TypeError:
-                return list(obj)
-        if isinstance(obj, bytes):
-            return obj.decode("utf-8", "replace")
-        return {"__repr__": repr(obj)[:200]}
-
-    try:
-        text = json.dumps(value, default=fallback)
-    except (ValueError, TypeError, RecursionError) as exc:
-        return {"status": "error", "error": "UnencodableValue: " + _describe(exc)}
-    return {"status": "output_limit"} if len(text) > cap else {"status": "ok", "value": text}
-
-
-def _join_threads() -> None:
-    """Join the program's non-daemon threads, as the interpreter does at exit (the test's clock bounds it)."""
-    threading = sys.modules.get("threading")  # absent: the program started no thread
-    me = threading.current_thread() if threading else None
-    while threading and (left := [t for t in threading.enumerate() if not (t.daemon or t is me)]):
-        left[0].join()  # one at a time, then look again: a thread may have started another
-
-
-def _execute(job: dict[str, Any], code: Any, item: Any) -> dict[str, Any]:
-    """Run the program (and the test) in this child; what it did, as a report."""
-    kind = job["kind"]
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    value: Any = None
-    try:
-        try:
-            exec(code, namespace)
-            if kind == "call":
-                value = _function(namespace, job["fn_name"])(*item)
-            elif kind == "assert":
-                exec(item, namespace)
-        except SystemExit as exc:  # a normal end for a script; a test or a call that never ran otherwise
-            if kind != "stdio" or exc.code not in (None, 0):
-                return {"status": "error", "error": f"SystemExit: {str(exc.code)[:100]}"}
-        _join_threads()
-        sys.stdout.flush()
-    except MemoryError:
-        return {"status": "memory"}
-    except BaseException as exc:
-        return {"status": "error", "error": _describe(exc)}
-    if kind == "call":
-        return _encode(value, job["output_bytes"])
-    return {"status": "ok"}
-
-
 def _set_limits(job: dict[str, Any], tests: int) -> None:
     """The child's rlimits; its CPU seconds cover its ``tests`` (each test's wall clock is the parent's)."""
     cpu = tests * (int(job["timeout_s"]) + 1)
+    space = job.get("address_bytes", job["memory_bytes"])
+    space = resource.RLIM_INFINITY if space < 0 else space
+    if "run" in job:  # a judge's stack: as deep as the memory limit
+        resource.setrlimit(resource.RLIMIT_STACK, (job["memory_bytes"], job["memory_bytes"]))
     for which, soft, hard in (
         (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_AS, job["memory_bytes"], job["memory_bytes"]),
+        (resource.RLIMIT_AS, space, space),
         (resource.RLIMIT_NPROC, job["processes"], job["processes"]),
         (resource.RLIMIT_NOFILE, job["open_files"], job["open_files"]),
         (resource.RLIMIT_FSIZE, job["file_bytes"], job["file_bytes"]),
@@ -235,8 +164,13 @@ def _child(
         for fd, target in ((fds[0], 1), (null, 2), (fds[1], 3), (fds[2], 4)):
             os.dup2(fd, target)
         os.closerange(5, 1 << 16)
-        _set_limits(job, len(items) - start)
+        _set_limits(job, _RUN_ONE if "run" in job else len(items) - start)
         _no_processes(job.get("seccomp"))
+        if "run" in job:  # it becomes the program: its exit status is the report
+            _stdin(items[start])
+            for fd in (3, 4):
+                os.set_inheritable(fd, False)
+            os.execve(job["run"][0], job["run"], {})
         stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
         stderr = open(2, "w", closefd=False)  # noqa: SIM115
         sys.argv = ["program"]
@@ -290,7 +224,7 @@ class _Child:
 
     def __init__(self, job: dict[str, Any], pid: int, out_r: int, report_r: int, tests: int) -> None:
         self.job, self.pid, self.out_r, self.report_r = job, pid, out_r, report_r
-        self.cpu_limit = tests * (int(job["timeout_s"]) + 1)
+        self.cpu_limit = (_RUN_ONE if "run" in job else tests) * (int(job["timeout_s"]) + 1)
         self.caps = {out_r: job["output_bytes"], report_r: job["output_bytes"] + _REPORT_SLACK}
         self.data = {out_r: bytearray(), report_r: bytearray()}
         self.poller = select.poll()
@@ -348,12 +282,15 @@ class _Child:
                 self._drain(self.out_r)
                 if len(out) > self.caps[self.out_r]:
                     return {"status": "output_limit"}, False
-                return _verdict(self.job["kind"], report, 0, 0.0, 1), self.ended is None
+                return _verdict(self.job, report, 0, 0.0, 1), self.ended is None
             if len(out) > self.caps[self.out_r] or len(self.data[self.report_r]) > self.caps[self.report_r]:
                 return {"status": "output_limit"}, False
             if self.ended is not None:  # it ended within this test, without a report
-                status, cpu_s = self.ended[1], self.ended[2].ru_utime + self.ended[2].ru_stime
-                return _verdict(self.job["kind"], b"", status, cpu_s, self.cpu_limit), False
+                status, use = self.ended[1], self.ended[2]
+                if "run" in self.job and use.ru_maxrss > self.job["memory_bytes"] >> 10:
+                    return {"status": "memory"}, False  # its peak resident size (KiB), as judges measure
+                cpu_s = use.ru_utime + use.ru_stime
+                return _verdict(self.job, b"", status, cpu_s, self.cpu_limit), False
             left = end - time.monotonic()
             if left <= 0:
                 return {"status": "timeout"}, False
@@ -394,8 +331,9 @@ class _Child:
             os.close(fd)
 
 
-def _verdict(kind: str, report: bytes, status: int, cpu_s: float, cpu_limit: int) -> dict[str, Any]:
+def _verdict(job: dict[str, Any], report: bytes, status: int, cpu_s: float, cpu_limit: int) -> dict[str, Any]:
     """What a test came to, from its report (``status NUL error NUL value``) or how its process ended."""
+    kind = job["kind"]
     if not report:
         if os.WIFSIGNALED(status):
             signum = os.WTERMSIG(status)
@@ -404,6 +342,8 @@ def _verdict(kind: str, report: bytes, status: int, cpu_s: float, cpu_limit: int
             return {"status": "error", "error": "Signal: SIG" + _SIGNALS.get(signum, str(signum))}
         if kind == "stdio" and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             return {"status": "ok"}  # os._exit(0) after printing: its output is what counts
+        if "run" in job and os.WIFEXITED(status):
+            return {"status": "error", "error": f"Exit: {os.WEXITSTATUS(status)}"}
         return {"status": "error", "error": "NoReport: the test process ended without a report"}
     parts = report.split(b"\0", 2)
     if len(parts) != 3 or parts[0] not in _REPORTED:  # the child is the program's process
@@ -461,8 +401,9 @@ def _run_from(job: dict[str, Any], code: Any, items: list[Any], start: int) -> i
         child.close()
 
 
-def main(argv: list[str]) -> int:
-    """Run the job on stdin; see the module's docstring for the protocol."""
+def main(argv: list[str], handlers: dict[str, Any] | None = None) -> int:
+    """Run the job on stdin; see the module's docstring for the protocol. ``handlers``: a job kind's own
+    handler (``compile``), called with the job after the ready line."""
     _drop_privileges(argv[1] if len(argv) > 1 else "-", argv[2] if len(argv) > 2 else "-")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     os.environ.clear()  # bwrap sets PWD, Python LC_CTYPE: the programs get nothing
@@ -474,12 +415,22 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 0)  # fd 0 stays taken: a pipe made later never lands on it
     os.close(null)
     _emit({"ready": True})
+    if handlers and job["kind"] in handlers:
+        return int(handlers[job["kind"]](job))
     resource.setrlimit(resource.RLIMIT_NPROC, (job["processes"], job["processes"]))
-    try:
-        code = compile(job["program"], "<program>", "exec", dont_inherit=True)
-    except BaseException as exc:  # noqa: B036 - SyntaxError, ValueError (NUL), RecursionError, MemoryError
-        _emit({"compile_error": _describe(exc)})
-        return 0
+    code: Any = None
+    if "run" in job:  # a compiled program: its binary, executable, in the work directory
+        import ctypes  # noqa: F401 - each test's child installs its filter with it: imported once, here
+
+        fd = os.open(job["binary_path"], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        _write(fd, job["binary"])
+        os.close(fd)
+    else:
+        try:
+            code = compile(job["program"], "<program>", "exec", dont_inherit=True)
+        except BaseException as exc:  # noqa: B036 - SyntaxError, ValueError (NUL), RecursionError, MemoryError
+            _emit({"compile_error": _describe(exc)})
+            return 0
     items = list(job["inputs"])
     if job["kind"] == "assert":
         for index, item in enumerate(items):
@@ -494,7 +445,3 @@ def main(argv: list[str]) -> int:
         index = _run_from(job, code, items, index)
     _emit({"done": True})
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

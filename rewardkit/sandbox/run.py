@@ -14,6 +14,7 @@ dropped to its user id, which clears the parent-death signal bwrap gave it.)
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import marshal
 import os
@@ -27,7 +28,7 @@ from typing import Any
 
 from rewardkit.sandbox.bwrap import SandboxConfig, command
 from rewardkit.sandbox.cgroup import HARNESS_MB, Group, find_parent
-from rewardkit.sandbox.seccomp import no_process_filter
+from rewardkit.sandbox.seccomp import compiler_filter, no_process_filter
 
 __all__ = ["Limits", "RunResult", "SandboxError", "TestResult", "run_sandbox"]
 
@@ -35,6 +36,7 @@ KEPT_STDOUT = 4000  # characters of a test's output kept once ``on_result`` has 
 _STDERR_KEPT = 4000
 _TEST_SLACK_S = 0.5  # a test's fork, report and result line, on a loaded machine
 _FILTER = no_process_filter()  # a test process's seccomp filter: threads, no process
+_COMPILER_FILTER = compiler_filter()  # a compiler's: processes too
 _END_S = 10.0  # how long a killed sandbox may take to go (a PID namespace's end waits for RCU) before bwrap
 
 
@@ -109,6 +111,7 @@ class RunResult:
     startup_s: float | None = None  # spawn to the harness's first line: what bwrap and Python cost
     seconds: float = 0.0
     oom_killed: bool = False  # the sandbox's memory cgroup reached its limit and the kernel killed in it
+    binary: bytes | None = None  # a compile job's result (``ended`` is ``"done"``)
 
 
 def _test(line: Mapping[str, Any]) -> TestResult:
@@ -178,6 +181,9 @@ class _Run:
         elif "compile_error" in line:
             self.result.compile_error = str(line["compile_error"])
             self.end("compile_error")
+        elif "binary" in line:
+            self.result.binary = base64.b64decode(str(line["binary"]))
+            self.end("done")
         elif "done" in line:
             self.end("done")
         else:
@@ -221,7 +227,10 @@ async def run_sandbox(
 ) -> RunResult:
     """Run ``job`` (``kind``, ``program``, ``fn_name``, ``inputs``: the harness's job without its limits) in
     a fresh sandbox. ``on_result`` sees each test as it ends and returns whether to go on. ``wall_s``
-    (default ``limits.wall_s(len(inputs))``) bounds the whole run.
+    (default ``limits.wall_s(len(inputs))``) bounds the whole run. A compiled program's job (``binary``,
+    ``binary_path``, ``run``) gets no address-space limit where a memory cgroup holds the sandbox (its
+    memory is the cgroup's, and its peak resident size: :mod:`rewardkit.sandbox.harness`); a ``compile``
+    job (:mod:`rewardkit.sandbox.build`) gets the compiler's seccomp filter and ends with ``binary``.
 
     Raises:
         ValueError: the job holds something other than text, numbers, lists and dicts.
@@ -230,8 +239,21 @@ async def run_sandbox(
     """
     tests = len(job["inputs"])
     wall = limits.wall_s(tests) if wall_s is None else wall_s
+    try:
+        group = _group(config, limits)
+    except OSError as exc:
+        raise SandboxError(f"could not make the sandbox's memory cgroup: {exc}") from None
     fields = {**job, **limits.harness_fields(), "seccomp": _FILTER}
-    payload = marshal.dumps(fields, 4)  # ValueError: not plain data
+    if job["kind"] == "compile":
+        fields["seccomp"] = _COMPILER_FILTER
+    elif "run" in job:
+        fields["address_bytes"] = -1 if group is not None else fields["memory_bytes"]
+    try:
+        payload = marshal.dumps(fields, 4)  # ValueError: not plain data
+    except ValueError:
+        if group is not None:
+            _release(config, group)
+        raise
     line_cap = 12 * limits.output_bytes + (1 << 16)  # JSON escapes a byte into six at worst, twice
     loop = asyncio.get_running_loop()
     stdin = _job_file(payload)
@@ -239,12 +261,6 @@ async def run_sandbox(
     err_r, err_w = os.pipe()
     info_r, info_w = os.pipe()
     argv = command(config, disk_bytes=limits.disk_mb << 20, info_fd=info_w)
-    try:
-        group = _group(config, limits)
-    except OSError as exc:
-        for fd in (stdin, out_r, out_w, err_r, err_w, info_r, info_w):
-            os.close(fd)
-        raise SandboxError(f"could not make the sandbox's memory cgroup: {exc}") from None
     run = _Run(on_result, line_cap, group)
     if group is not None:  # the shell enters the cgroup, then becomes bwrap: nothing runs outside it
         argv = ["/bin/sh", "-c", 'echo 0 >"$0" && exec "$@"', group.procs, *argv]

@@ -22,9 +22,15 @@ test process before the program runs):
 Only x86-64 and arm64 have one; elsewhere :func:`no_process_filter` is ``None`` and the harness forbids
 threads too (``RLIMIT_NPROC`` then leaves no room for a new task).
 
+A compiler needs processes (``g++`` starts ``cc1plus``, ``as`` and ``ld``): :func:`compiler_filter` is the
+same filter with ``fork``, ``vfork`` and ``clone`` allowed (still without namespace flags); the compiler's
+processes are bounded by ``RLIMIT_NPROC`` and the sandbox's memory cgroup instead.
+
 >>> program = no_process_filter("x86_64")
 >>> len(program) % 8, len(program) // 8 < 48, no_process_filter("s390x")
 (0, True, None)
+>>> len(compiler_filter("x86_64")) < len(program)
+True
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import errno
 import platform
 import struct
 
-__all__ = ["no_process_filter"]
+__all__ = ["compiler_filter", "no_process_filter"]
 
 _CLONE_THREAD = 0x00010000
 # every CLONE_NEW* flag: NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
@@ -79,13 +85,24 @@ def _assemble(steps: list[_Step]) -> bytes:
     return b"".join(out)
 
 
+def compiler_filter(machine: str | None = None) -> bytes | None:
+    """The compiler's filter for ``machine``: processes allowed, nothing else of :func:`no_process_filter`."""
+    return _filter(machine, processes=True)
+
+
 def no_process_filter(machine: str | None = None) -> bytes | None:
     """The filter for ``machine`` (default: this one) as ``struct sock_filter`` entries, or ``None``."""
+    return _filter(machine, processes=False)
+
+
+def _filter(machine: str | None, processes: bool) -> bytes | None:
     name = (machine or platform.machine()).lower()
     table = _TABLES.get(_ALIASES.get(name, name))
     if table is None:
         return None
     arch, clone, clone3, again, denied = table
+    if processes:
+        again = ()
     steps: list[_Step] = [(_LOAD, "", "", _ARCH), (_JEQ, "", "nosys", arch), (_LOAD, "", "", _NR)]
     if name in ("x86_64", "amd64"):
         steps.append((_JGE, "nosys", "", _X32_BIT))
@@ -98,7 +115,7 @@ def no_process_filter(machine: str | None = None) -> bytes | None:
         "clone",
         (_LOAD, "", "", _ARG0),
         (_JSET, "perm", "", _CLONE_NAMESPACES),
-        (_JSET, "allow", "again", _CLONE_THREAD),
+        (_JSET, "allow", "allow" if processes else "again", _CLONE_THREAD),
     ]
     steps += ["allow", (_RET, "", "", _ALLOW), "again", (_RET, "", "", _ERRNO | errno.EAGAIN)]
     steps += ["nosys", (_RET, "", "", _ERRNO | errno.ENOSYS), "perm", (_RET, "", "", _ERRNO | errno.EPERM)]
