@@ -1,0 +1,54 @@
+"""What the IFBench checks share: the punctuation IFBench strips, the robust rules' view of a text, and the
+robust test for a response that is only filler.
+
+IFBench (``allenai/IFBench`` at c94da02, ``instructions.py``) strips ASCII punctuation (Python's
+``string.punctuation``) and splits on whitespace far more often than it tokenises; these helpers name those
+steps once.
+
+>>> strip_punct("'hello,' "), drop_punct("it's 3.5!")
+('hello', 'its 35')
+>>> filler("word " * 40), filler("a quick brown fox jumps over the lazy dog again and again")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import string
+
+from rewardkit.instructions.base import Context
+from rewardkit.instructions.text import normalise
+
+__all__ = ["PUNCT", "drop_punct", "filler", "letters", "strip_punct", "view"]
+
+#: ASCII punctuation, as IFBench's ``''.join(string.punctuation)``
+PUNCT = string.punctuation
+_STRIP = PUNCT + " "
+_DROP = str.maketrans("", "", PUNCT)
+
+
+def strip_punct(word: str) -> str:
+    """``word`` without leading and trailing ASCII punctuation and spaces."""
+    return word.strip(_STRIP)
+
+
+def drop_punct(text: str) -> str:
+    """``text`` with every ASCII punctuation character removed."""
+    return text.translate(_DROP)
+
+
+def view(text: str, ctx: Context) -> str:
+    """The text a word or letter check reads: as given under the reference rules, normalised (NFKC, invisible
+    characters removed, Cyrillic/Greek look-alikes folded) under the robust rules."""
+    return normalise(text) if ctx.robust else text
+
+
+def letters(text: str) -> bool:
+    """Whether ``text`` holds a letter or a digit (a word, not only marks)."""
+    return any(c.isalnum() for c in text)
+
+
+def filler(text: str, *, least: int = 10, ratio: float = 0.2) -> bool:
+    """Whether ``text`` is repeated filler: at least ``least`` words of which under ``ratio`` are distinct
+    (honest prose of a few hundred words keeps well over a third of its words distinct)."""
+    words = [w for w in (strip_punct(w).lower() for w in text.split()) if w]
+    return len(words) >= least and len(set(words)) < ratio * len(words)
