@@ -9,3 +9,5 @@ checkers' verdicts; ``robust`` closes the known hacks).
 from rewardkit.instructions.base import TABLE, BadKwargs, Context, Spec, instruction, read_args
 
 __all__ = ["TABLE", "BadKwargs", "Context", "Spec", "instruction", "read_args"]
+
+from rewardkit.instructions import ifbench  # noqa: E402, F401, I001  (fills TABLE with IFBench's ids)
