@@ -28,7 +28,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    label ending in "and" (``\boxed{(3,3)} \text{ for part (a) and } \boxed{(1,1)}``) form one answer set, and
    so do labelled boxes (``y_1 = \boxed{a}`` and ``y_2 = \boxed{b}``); a box earlier in the reasoning is
    an intermediate result, and so is a box followed by "Final Answer: The final answer is x" (Minerva's
-   format).
+   format). A last box that never closes (``... \\boxed{42`` at the end) is no answer (``unclosed_box``):
+   the output stopped inside it.
 
    >>> sets = ["so \\boxed{(3,3)} \\text{ for part (a) and } \\boxed{(1,1)}",
    ...         "first \\boxed{18}, which gives \\boxed{210}"]
@@ -151,6 +152,7 @@ from rewardkit.extract.containers import (
     last_boxed,
     last_tag_block,
     strip_special_tail,
+    unclosed_box,
 )
 from rewardkit.extract.markers import (
     _ANSWER_LINE,
@@ -190,6 +192,7 @@ __all__ = [
     "sentence_answer",
     "stated_answers",
     "strip_special_tail",
+    "unclosed_box",
     "value_like",
 ]
 
@@ -230,6 +233,8 @@ def final_segment(completion: str) -> str | None:
 
 def answer_in(text: str, *, mode: str = "standard") -> Extracted:
     """Steps 2-6 of :func:`math_answer` on a final segment that is already cut."""
+    if unclosed_box(text):
+        return Extracted(None, "unclosed_box")
     block = last_tag_block(text, "answer")
     if block is not None:
         boxes = final_boxes(block)

@@ -97,6 +97,29 @@ def _last_box(text: str, stop: int) -> tuple[int, int, str] | None:
         found[name] = text.rfind(name, 0, start)  # the other command's last place is before it already
 
 
+def unclosed_box(text: str) -> bool:
+    """The text's last box command opens a box that never closes (``... so \\boxed{42`` : the output
+    stopped inside the box, and what it held may be the start of 420). Such a text has no answer, whatever
+    it boxed or stated before; a box inside a complete ``<answer>`` block before it is not looked at.
+
+    >>> unclosed_box("so \\\\boxed{42"), unclosed_box("so \\\\boxed{42}")
+    (True, False)
+    >>> unclosed_box("\\\\boxed{1} then \\\\fbox{2")
+    True
+    >>> unclosed_box("<answer>\\\\boxed{4}</answer>"), unclosed_box("no box at all")
+    (False, False)
+    """
+    start = max(text.rfind(name) for name in _BOX_NAMES)
+    if start < 0 or start < text.rfind("</answer>"):
+        return False
+    brace = start + len("\\boxed" if text.startswith("\\boxed", start) else "\\fbox")
+    while brace < len(text) and text[brace] == " ":
+        brace += 1
+    if brace >= len(text) or text[brace] != "{":
+        return False
+    return _balanced(text, brace, len(text)) is None
+
+
 # What may stand between the boxes of one final answer: commas, "and"/"or", spacing, \text{} of those words.
 _SET_GAP = re.compile(
     r"(?:\s|,|;|\$|\\[,;:! ()\[\]]|\\q?quad\b|\band\b|\bor\b|\\text\s*\{\s*(?:,|and|or)?\s*\})*",

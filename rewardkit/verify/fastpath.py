@@ -84,6 +84,9 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
     p, g = normalise(prediction), normalise(gold)
     if p == g:
         return True
+    based = _base_verdict(p, g)
+    if based is not None:
+        return based
     p, g = _decimal_comma(p, g), _decimal_comma(g, p)
     pn, gn = plain_number(p), plain_number(g)
     if pn is None or gn is None:
@@ -93,6 +96,33 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
     if _is_decimal(p) != _is_decimal(g) and not (_has_exponent(p) or _has_exponent(g)):
         return round(pn, DECIMAL_PLACES) == round(gn, DECIMAL_PLACES)
     return False
+
+
+# a number with its base as a subscript, as number-theory answers write it: 31_7, 1011_{2}, 2A_{16}, 12_{(3)}
+_BASED = re.compile(r"([0-9A-Z]*\d[0-9A-Z]*)_(?:\{\(?(\d{1,2})\)?\}|(\d))")
+
+
+def _base_verdict(prediction: str, gold: str) -> bool | None:
+    """A number written with its base on either side: the base is part of the number, so the same digits in
+    two bases are two numbers, and a value in another base than the one asked for is wrong even when equal
+    (``31_7`` is not ``31_4``; ``16_{10}`` is not ``121_3``). Against plain digits the digits are compared
+    (``1011`` for ``1011_2``: the base was asked for). ``None`` when neither side is such a number.
+
+    >>> _base_verdict("31_7", "31_4"), _base_verdict("31_{4}", "31_4"), _base_verdict("1011", "1011_2")
+    (False, True, True)
+    >>> _base_verdict("x_1", "x_2") is None, _base_verdict("16_{10}", "121_3")
+    (True, False)
+    """
+    p, g = _BASED.fullmatch(prediction), _BASED.fullmatch(gold)
+    if p is None and g is None:
+        return None
+    if p is not None and g is not None:
+        return p.group(1) == g.group(1) and (p.group(2) or p.group(3)) == (g.group(2) or g.group(3))
+    based, other = (p, gold) if p is not None else (g, prediction)
+    assert based is not None
+    if re.fullmatch(r"[0-9A-Z]+", other):
+        return based.group(1) == other
+    return None
 
 
 def within_tolerance(prediction: str, gold: str, rel_tol: float) -> bool | None:

@@ -84,7 +84,7 @@ _UNITS = (
     "|kilograms?|grams?|liters?|litres?|degrees?"
     # symbols, the sciences' among them (Minerva: 700 nm, 300 km/s)
     "|km/s|m/s|°C|°F|℃|℉|nm|μm|cm|mm|km|dm|m|ft|in|yd|mi|kg|mg|g|ml|mL|L|s|h|min"
-    "|keV|MeV|GeV|eV|kJ|mol|kHz|MHz|GHz|Hz|kPa|Pa|atm|AU|kpc|Mpc|pc|yr"
+    "|keV|MeV|GeV|eV|kJ|mol|kHz|MHz|GHz|Hz|kPa|Pa|atm|AU|kpc|Mpc|pc|yr|€|£|¥"
 )
 _UNIT = re.compile(
     r"(?:\\(?:text|textbf|textnormal|textrm|mbox|mathrm|mathbf|operatorname)\s*+\{[\s~]*+("
@@ -103,7 +103,7 @@ _DEGREE_END = re.compile(r"(?:" + _DEGREE + r")\s*+$")
 _PERCENT_END = re.compile(r"\\?%\s*+$")
 # What may stay once a unit is split off: a plain quantity, no letters beyond roots, pi and fractions.
 _QUANTITY_COMMANDS = re.compile(r"\\(?:sqrt|pi|frac|dfrac|tfrac|cdot|times|div)\b")
-_QUANTITY = re.compile(r"[\d\s+\-*/^(){}.,]*")
+_QUANTITY = re.compile(r"[\d\s+\-*/^(){}.,:]*")  # 4:15 (a time, a ratio) too
 # One spelling per unit, so that "12 cm" and "12 centimeters" (or 12厘米) agree; this is spelling, not
 # conversion: no unit ever becomes another.
 _UNIT_NAMES = {
@@ -269,7 +269,16 @@ def prepared(answer: str) -> str:
         text = _PI.sub(r"\\pi ", text)
     if "&" in text and "\\begin" not in text:
         text = _AMPERSAND.sub(",", text)
+    if "st" in text or "nd" in text or "rd" in text or "th" in text:
+        text = _ORDINAL.sub(r"\1", text)
     return text.strip().rstrip(".").strip()
+
+
+# "3^{\\mathrm{rd}}", "2^{nd}", "4\\textsuperscript{th}", "21st": an ordinal is its number (the place asked)
+_ORDINAL = re.compile(
+    r"(?<![\w.])(\d+)\s*(?:\^\s*\{?\s*(?:\\(?:mathrm|text|textrm)\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}?"
+    r"|\\textsuperscript\s*\{\s*(?:st|nd|rd|th)\s*\}|(?:st|nd|rd|th)\b)"
+)
 
 
 def _split_unit(text: str) -> Canonical:
@@ -282,24 +291,43 @@ def _split_unit(text: str) -> Canonical:
         before = text[: match.start()]
         value = _SPACING_END.sub("", before)
         name = match.group(1) or match.group(2)
-        if not _is_quantity(value) or match.group(2) is not None and not _set_apart(before, name):
+        glued = match.group(2) is not None and not _set_apart(before, name)
+        if (not _is_quantity(value) or glued) and not _NOUN_UNIT.fullmatch(text):
             return Canonical(text)  # "\\frac{37}{4}m": a variable glued to a value, not a unit
-        name = _UNIT_NAMES.get(name, name)
-        power = match.group(3) or {"²": "2", "³": "3"}.get(match.group(4) or "", "")
-        return Canonical(value.strip(), name + (f"^{power}" if power else ""))
+        if _is_quantity(value) and not glued:
+            name = _UNIT_NAMES.get(name, name)
+            power = match.group(3) or {"²": "2", "³": "3"}.get(match.group(4) or "", "")
+            return Canonical(value.strip(), name + (f"^{power}" if power else ""))
     written = _TEXT_UNIT.search(text)
     if written is not None and written.start() > 0 and _unit_words(written.group(1)):
         value = _SPACING_END.sub("", text[: written.start()])
         if _is_quantity(value):
             name = re.sub(r"[\s~]|\\[,;: !]", "", written.group(1))
             return Canonical(value.strip(), name + (f"^{written.group(2)}" if written.group(2) else ""))
+    noun = _NOUN_UNIT.fullmatch(text)
+    if noun is not None and _is_quantity(noun.group(1)) and _unit_words(noun.group(2)):
+        return Canonical(noun.group(1).strip(), _noun(noun.group(2)))
     return Canonical(text)
+
+
+# a noun after a quantity, as a unit: "7 crates", "8 meals", "3 red marbles" (two words at most, each of
+# two letters or more, none a word of a sentence); compared as units are, singular and plural alike
+_NOUN_UNIT = re.compile(r"(.*?\d\}?)\s+([A-Za-z]{2,15}(?:\s+[A-Za-z]{2,15})?)")
+
+
+def _noun(words: str) -> str:
+    name = " ".join(words.lower().split())
+    if name in ("percent", "per cent", "percentage", "pct"):
+        return "%"
+    if name.endswith(("xes", "ches", "shes", "sses")):
+        return name[:-2]
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
 
 # what \\text{} after a quantity holds when it is not a unit: a number word, i or e, or words of a sentence
 _NOT_UNITS = frozenset(
     "million billion trillion thousand thousands hundred hundreds dozen dozens i e or and is not no "
-    "more less than only times each per wrong right correct total".split()
+    "more less than only times each per wrong right correct total of to the in at for by with from as".split()
 )
 
 

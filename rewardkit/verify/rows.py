@@ -75,6 +75,8 @@ def decide(check: Check, max_chars: int, guards: bool) -> tuple[Result | None, C
         prediction = Canonical(prepared(check.prediction))
     if _used_as_variable(gold, prediction):
         gold = Canonical(prepared(check.gold))
+    if "\\ln" in gold.text and "\\log" in prediction.text and "\\log" not in gold.text:
+        prediction = prediction._replace(text=natural_log(prediction.text))
     if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
         return (False, None), check, "fast_path"
     decided = fast_verdict(prediction.text, gold.text)
@@ -86,6 +88,20 @@ def decide(check: Check, max_chars: int, guards: bool) -> tuple[Result | None, C
     if refused is not None:
         return (False, refused), check, "guarded"
     return None, Check(gold.text, prediction.text), None
+
+
+# \\log with no base written: the natural log where the gold writes \\ln (as analysis and physics use it)
+_BARE_LOG = re.compile(r"\\log(?![A-Za-z_])")
+
+
+def natural_log(text: str) -> str:
+    """``text`` with each ``\\log`` that names no base read as ``\\ln``: used where the gold writes ``\\ln``
+    and no ``\\log``, so the answer's unmarked log is the gold's natural one (``\\log_2 x`` keeps its base).
+
+    >>> natural_log("\\\\log 3 - i\\\\pi"), natural_log("\\\\log_{2} 8")
+    ('\\\\ln 3 - i\\\\pi', '\\\\log_{2} 8')
+    """
+    return _BARE_LOG.sub(r"\\ln", text)
 
 
 def compared(check: Check) -> str:
