@@ -21,7 +21,7 @@ A JSON text of any of these is read first, within bounds (:func:`rewardkit.jsont
 What cannot be read raises :class:`TestFormatError`.
 
 >>> read_cases('{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}')
-Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None, subtasks=None)
+Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None, subtasks=None, language=None)
 >>> read_cases({"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]}).kind
 'call'
 >>> read_cases({"test": "def check(f):\\n    assert f(1) == 2", "entry_point": "inc"}).inputs[0][-11:]
@@ -30,17 +30,17 @@ Cases(kind='stdio', inputs=('1 2\\n',), expected=('3\\n',), fn_name=None, subtas
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.jsontext import MAX_CHARS, JSONTextError, check_depth, read_json
+from rewardkit.sandbox.languages import LANGUAGES, by_tag
 from rewardkit.sandbox.scoring import SubtaskError, Subtasks, read_subtasks
 
 __all__ = ["Cases", "TestFormatError", "UnsupportedLanguage", "read_cases"]
-
-_PYTHON = ("python", "python3", "py", "py3")
 
 
 class TestFormatError(ValueError):
@@ -65,6 +65,7 @@ class Cases:
     expected: tuple[Any, ...]
     fn_name: str | None = None
     subtasks: Subtasks | None = None
+    language: str | None = None  # the language the tests are for, where they say (open-r1's ``language``)
 
     def size(self) -> int:
         """Characters of the tests, roughly as they travel (JSON)."""
@@ -101,10 +102,12 @@ def _stdio(inputs: Sequence[Any], outputs: Sequence[Any]) -> Cases:
 
 def _from_mapping(value: Mapping[str, Any], entry_point: str | None) -> Cases:
     if "test_cases" in value:  # open-r1's verification_info
-        language = str(value.get("language") or "python").lower()
-        if language not in _PYTHON:
-            raise UnsupportedLanguage(f"the tests are for {language!r}; the sandbox runs Python")
-        return _from_list(value["test_cases"])
+        said = str(value.get("language") or "python").lower()
+        language = by_tag(said)
+        if language is None:
+            known = ", ".join(LANGUAGES)
+            raise UnsupportedLanguage(f"the tests are for {said[:40]!r}; the sandbox runs {known}")
+        return dataclasses.replace(_from_list(value["test_cases"]), language=language.name)
     if "inputs" in value or "outputs" in value:
         inputs, outputs = _pairs(value.get("inputs"), value.get("outputs"))
         fn_name = value.get("fn_name")
@@ -165,7 +168,7 @@ def _subtasks(value: Any, cases: Cases, points: Any) -> Cases:
     if not isinstance(per_test, list) or len(per_test) != len(cases.inputs) or None in per_test:
         raise TestFormatError("every test needs a subtask (one for each test), or none does")
     try:
-        return Cases(cases.kind, cases.inputs, cases.expected, cases.fn_name, read_subtasks(per_test, points))
+        return dataclasses.replace(cases, subtasks=read_subtasks(per_test, points))
     except SubtaskError as exc:
         raise TestFormatError(str(exc)) from None
 
