@@ -294,7 +294,7 @@ def test_a_host_without_the_sandbox_gets_a_clear_error_never_an_unsandboxed_run(
 
 
 def test_bad_configuration_and_missing_tests_are_clear_errors() -> None:
-    with pytest.raises(RewardError, match="mode must be 'all' or 'fraction'"):
+    with pytest.raises(RewardError, match="mode must be one of all, fraction, weighted_sum"):
         get("code", mode="some")
     with pytest.raises(RewardError, match="timeout_s"):
         get("code", timeout_s=0)

@@ -1,5 +1,8 @@
 """Code: the program in the final answer runs against the row's tests in a sandbox; the reward is whether
-(``mode="all"``, the default) or how many (``mode="fraction"``) of them it passes.
+(``mode="all"``, the default) or how many (``mode="fraction"``) of them it passes, or open-r1's Codeforces
+``weighted_sum``, or IOI's subtasks (``subtasks``, ``subtask_points``): :mod:`rewardkit.sandbox.scoring`.
+A ``checker`` column (a special judge, :mod:`rewardkit.sandbox.checker`) judges each output in place of
+the comparison.
 
 The program is the last fenced code block after the reasoning (after ``</think>``: see
 :func:`rewardkit.extract.segment.final_text`) tagged ``python`` (``py``, ``python3``), else the last untagged
@@ -11,18 +14,21 @@ the function to write, nothing that runs), the prompt runs first: an answer that
 body: ``return x * 2`` after four spaces) is appended to it, any other program runs after the prompt's code,
 so it may use the names the prompt imported (``List``); ``details["program"]`` says so. The tests come from
 the first of the columns ``tests``, ``verification_info`` (open-r1), ``input_output`` (APPS, TACO), ``test``
-with ``entry_point`` (HumanEval) and ``test_list`` (MBPP) that the row has, in any format of
+with ``entry_point`` (HumanEval), ``test_list`` (MBPP) and ``official_tests`` (open-r1's Codeforces) that
+the row has, in any format of
 :mod:`rewardkit.sandbox.cases`; outputs are compared by the rules of :mod:`rewardkit.sandbox.compare`. Each
 completion runs in one sandbox (:mod:`rewardkit.sandbox`), all its tests in it; identical programs of a batch
 against the same tests run once.
 
 Reasons (the first failing test's): ``compile_error``, ``runtime_error:<Type>`` (the exception's type, or
 ``SIGSEGV``...), ``timeout``, ``memory``, ``wrong_answer:<k>`` (test ``k``, counted from 0, printed or
-returned something else; an assert-style test's assertion failed), ``output_limit``; ``None`` values with
-``no_tests``, ``bad_tests`` (unreadable, or a test that does not compile) or ``unsupported_language:<x>``.
-``details`` holds the tests passed and run and the first failing test's input, expected and actual output,
-each cut to 300 characters. With ``mode="all"`` a run stops at its first failing test; with ``"fraction"``
-at its first timeout (the tests after it count as failed).
+returned something else; an assert-style test's assertion failed), ``presentation_error:<k>`` (a checker's
+verdict), ``output_limit``; ``None`` values with ``no_tests``, ``bad_tests`` (unreadable, or a test that
+does not compile), ``checker_error`` (the row's checker failed or cannot be read) or
+``unsupported_language:<x>``. ``details`` holds the tests passed and run and the first failing test's
+input, expected and actual output (and the checker's message), each cut to 300 characters. With
+``mode="all"`` a run stops at its first failing test; in the other modes at its first timeout (the tests
+after it count as failed).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import logging
 import marshal
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rewardkit.asyncface import AsyncReward, run_coroutine
@@ -51,22 +57,23 @@ from rewardkit.core import (
 from rewardkit.extract.segment import final_text
 from rewardkit.redact import clip, shown
 from rewardkit.registry import register
-from rewardkit.sandbox import Job, Limits, RunResult, SandboxConfig, TestResult, problem, shared_pool
+from rewardkit.sandbox import Job, Limits, SandboxConfig, problem, shared_pool
 from rewardkit.sandbox.bwrap import bwrap_binary
 from rewardkit.sandbox.cases import Cases, TestFormatError, UnsupportedLanguage, read_cases
 from rewardkit.sandbox.cgroup import memory_bound
-from rewardkit.sandbox.compare import same_stdout, same_value
+from rewardkit.sandbox.checker import Checker, CheckerError, read_checker, run_checkers
 from rewardkit.sandbox.pool import SandboxUnavailable
+from rewardkit.sandbox.scoring import MODES, no_program_score
+from rewardkit.sandbox.tally import TYPE_NAME as _TYPE
+from rewardkit.sandbox.tally import Tally, cut, verdict
 from rewardkit.spec import CallerParam
 
 __all__ = ["CodeReward", "TEST_COLUMNS", "code_blocks", "extract_program", "is_code", "read_program"]
 
 #: where a row's tests are, in the order they are looked for (``entry_point`` goes with ``test``)
-TEST_COLUMNS = ("tests", "verification_info", "input_output", "test", "test_list")
+TEST_COLUMNS = ("tests", "verification_info", "input_output", "test", "test_list", "official_tests")
 _PYTHON_TAGS = ("python", "py", "python3", "py3")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
-_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
-SHOWN = 300
 MAX_PARSED = 200_000  # characters of an unfenced answer or a prompt read as Python (longer: not read)
 _DEFINES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign)
 logger = logging.getLogger("rewardkit")
@@ -199,81 +206,6 @@ def extract_program(completion: str, prompt: str | None = None) -> tuple[str | N
     return (program, None) if program is not None else (None, how)
 
 
-def _cut(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... ({len(text)} characters in all)"
-
-
-@dataclass
-class _Tally:
-    """One job's tests as they end: passed or not, the first failure, whether to go on."""
-
-    cases: Cases
-    mode: str
-    tol: float
-    passed: int = 0
-    bad_test: str | None = None
-    failure: tuple[str, dict[str, Any]] | None = None
-    seen: set[int] = field(default_factory=set)
-
-    def see(self, test: TestResult) -> bool:
-        self.seen.add(test.index)
-        if test.status == "bad_test":
-            self.bad_test = test.error or "the test does not compile"
-            return False
-        reason = self._reason(test)
-        if reason is None:
-            self.passed += 1
-            return True
-        if self.failure is None:
-            expected = self.cases.expected[test.index]
-            detail = {"test": test.index, "input": _cut(self.cases.inputs[test.index])}
-            if expected is not None:
-                detail["expected"] = _cut(expected)
-            got = test.value if self.cases.kind == "call" else test.stdout
-            detail["got"] = _cut(got or "")
-            if test.error:
-                detail["error"] = _cut(test.error)
-            self.failure = (reason, detail)
-        return self.mode == "fraction" and test.status != "timeout"
-
-    def _reason(self, test: TestResult) -> str | None:
-        kind, index = self.cases.kind, test.index
-        if test.status == "ok":
-            if kind == "stdio" and not same_stdout(test.stdout, self.cases.expected[index], self.tol):
-                return f"wrong_answer:{index}"
-            if kind == "call" and not same_value(test.value or "null", self.cases.expected[index], self.tol):
-                return f"wrong_answer:{index}"
-            return None
-        if test.status == "error":
-            name, _, said = (test.error or "").partition(":")
-            if kind == "assert" and name == "AssertionError":
-                return f"wrong_answer:{index}"
-            match = _TYPE.match(said.strip() if name == "Signal" else name.strip())  # "Signal: SIGSEGV"
-            return f"runtime_error:{match.group(0) if match else 'unknown'}"
-        return (
-            test.status if test.status in ("timeout", "memory", "output_limit") else "runtime_error:unknown"
-        )
-
-
-def _verdict(tally: _Tally, run: RunResult) -> Explained:
-    total = len(tally.cases.inputs)
-    if run.compile_error is not None:
-        return Explained(0.0, "compile_error", {"error": _cut(run.compile_error)})
-    if tally.bad_test is not None:
-        return Explained(None, "bad_tests", {"error": _cut(tally.bad_test)})
-    detail: dict[str, Any] = {"passed": tally.passed, "tests": total}
-    reason = tally.failure[0] if tally.failure else None
-    if tally.failure:
-        detail["first_failure"] = tally.failure[1]
-    elif tally.passed < total:  # the sandbox ended before its tests did
-        ended = {"wall_clock": "timeout", "output_limit": "output_limit"}
-        reason = ended.get(run.ended, "runtime_error:crash")
-        detail["ended"] = run.ended
-    value = tally.passed / total if tally.mode == "fraction" else float(tally.passed == total)
-    return Explained(value, reason, detail)
-
-
 def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
     if integer and (isinstance(value, bool) or not isinstance(value, int) or value < low):
         raise ValueError(f"code: {name} must be an integer >= {low:g}, got {value!r}")
@@ -284,7 +216,7 @@ def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
 @register(
     "code",
     columns=[],
-    optional_columns=[*TEST_COLUMNS, "entry_point", "prompt", "prompts"],
+    optional_columns=[*TEST_COLUMNS, "entry_point", "prompt", "prompts", "checker", "subtask_points"],
     # The sandbox's binary, interpreter, host paths and process-wide bound are the operator's; a caller
     # sizes its own tests within caps.
     caller_params={
@@ -325,11 +257,15 @@ class CodeReward(AsyncReward):
     bwrap: str | None = None
     ro_paths: tuple[str, ...] = ()
     cgroup: str = "auto"
+    checker_timeout_s: float = 10.0
+    checker_memory_mb: int = 512
 
     def __post_init__(self) -> None:
-        if self.mode not in ("all", "fraction"):
-            raise ValueError(f"code: mode must be 'all' or 'fraction', got {self.mode!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"code: mode must be one of {', '.join(MODES)}; got {self.mode!r}")
         _check_positive("timeout_s", self.timeout_s, 0.05, integer=False)
+        _check_positive("checker_timeout_s", self.checker_timeout_s, 0.05, integer=False)
+        _check_positive("checker_memory_mb", self.checker_memory_mb, 64, integer=True)
         _check_positive("float_tol", self.float_tol, 0.0, integer=False)
         for name, low in (("memory_mb", 64), ("max_tests", 1), ("max_test_chars", 1), ("output_bytes", 1024)):
             _check_positive(name, getattr(self, name), low, integer=True)
@@ -352,6 +288,11 @@ class CodeReward(AsyncReward):
     def _config(self) -> SandboxConfig:
         return SandboxConfig(
             python=self.python, bwrap=self.bwrap, ro_paths=tuple(self.ro_paths), cgroup=self.cgroup
+        )
+
+    def _checker_limits(self) -> Limits:
+        return Limits(
+            timeout_s=self.checker_timeout_s, memory_mb=self.checker_memory_mb, output_bytes=1 << 16
         )
 
     def _limits(self) -> Limits:
@@ -399,20 +340,41 @@ class CodeReward(AsyncReward):
             entry = columns.get("entry_point", [None] * (i + 1))[i]
             if name == "test" and isinstance(value, str):  # HumanEval's column: the code itself
                 value = {"test": value}
-            key = value if isinstance(value, str) else None
+            points = columns.get("subtask_points", [None] * (i + 1))[i]
+            key = value if isinstance(value, str) and points is None else None
             try:
                 cases = seen[key] if key is not None and key in seen else None
                 if cases is None:
-                    cases = read_cases(value, entry_point=entry, max_chars=self.max_test_chars)
+                    cases = read_cases(
+                        value, entry_point=entry, max_chars=self.max_test_chars, subtask_points=points
+                    )
                     if key is not None:
                         seen[key] = cases
             except UnsupportedLanguage as exc:
-                return Explained(None, "unsupported_language", {"error": _cut(str(exc))})
+                return Explained(None, "unsupported_language", {"error": cut(str(exc))})
             except TestFormatError as exc:
-                return Explained(None, "bad_tests", {"error": _cut(str(exc))})
+                return Explained(None, "bad_tests", {"error": cut(str(exc))})
             n = min(len(cases.inputs), self.max_tests)
-            return Cases(cases.kind, cases.inputs[:n], cases.expected[:n], cases.fn_name)
+            subtasks = cases.subtasks.cut(n) if cases.subtasks is not None else None
+            if subtasks is None and self.mode in ("subtasks", "subtask_points"):
+                return Explained(
+                    None, "bad_tests", {"error": f"mode {self.mode!r} needs each test's subtask"}
+                )
+            return Cases(cases.kind, cases.inputs[:n], cases.expected[:n], cases.fn_name, subtasks)
         return Explained(None, "no_tests")
+
+    @staticmethod
+    def _checker(columns: dict[str, list[Any]], i: int, kind: str) -> Checker | Explained | None:
+        """Row ``i``'s checker (:mod:`rewardkit.sandbox.checker`), if it has one."""
+        value = columns.get("checker", [None] * (i + 1))[i]
+        if value is None or value == "":
+            return None
+        if kind != "stdio":
+            return Explained(None, "bad_tests", {"error": "a checker judges stdin/stdout tests only"})
+        try:
+            return read_checker(value)
+        except CheckerError as exc:
+            return Explained(None, "checker_error", {"error": cut(str(exc))})
 
     @staticmethod
     def _prompt(columns: dict[str, list[Any]], i: int) -> str | None:
@@ -427,7 +389,7 @@ class CodeReward(AsyncReward):
     async def _judge(self, completions: Sequence[Completion], columns: dict[str, list[Any]]) -> Scored:
         n = len(completions)
         out: list[Explained | None] = [None] * n
-        tallies: dict[str, _Tally] = {}
+        tallies: dict[str, Tally] = {}
         jobs: list[Job] = []
         owners: list[tuple[int, str]] = []
         read_as: dict[int, str] = {}  # how a program was read, where it was not a fenced block alone
@@ -442,15 +404,20 @@ class CodeReward(AsyncReward):
             if isinstance(cases, Explained):
                 out[i] = cases
                 continue
+            checker = self._checker(columns, i, cases.kind)
+            if isinstance(checker, Explained):
+                out[i] = checker
+                continue
             program, how = read_program(text, self._prompt(columns, i))
             if program is None:
-                out[i] = Explained(0.0, how)
+                out[i] = Explained(no_program_score(self.mode), how)
                 continue
             if how != "fenced":
                 read_as[i] = how
             payload: dict[str, Any] = {"kind": cases.kind, "program": program, "fn_name": cases.fn_name}
             payload["inputs"] = list(cases.inputs)
-            digest = json.dumps([payload, list(cases.expected), self.mode, self.float_tol], default=str)
+            judge = [self.mode, self.float_tol, checker and checker.key, cases.subtasks]
+            digest = json.dumps([payload, list(cases.expected), judge], default=str)
             key = hashlib.sha256(digest.encode("utf-8", "surrogatepass")).hexdigest()
             if key not in tallies:
                 try:
@@ -458,15 +425,20 @@ class CodeReward(AsyncReward):
                 except ValueError:
                     out[i] = Explained(None, "bad_tests", {"error": "a test holds something not JSON-like"})
                     continue
-                tallies[key] = _Tally(cases, self.mode, self.float_tol)
+                tallies[key] = Tally(cases, self.mode, self.float_tol, checker)
             jobs.append(Job(payload, limits, key, tallies[key].see))  # the pool runs a key once
             owners.append((i, key))
-        results = await shared_pool(self.max_concurrency, self._config()).run(jobs)
+        pool = shared_pool(self.max_concurrency, self._config())
+        results = await pool.run(jobs)
         runs = {job.key: result for job, result in zip(jobs, results, strict=True)}
+        held = [tally for tally in tallies.values() if tally.checker is not None]
+        judged = await run_checkers([tally.to_check() for tally in held], pool, self._checker_limits())
+        for tally, checked in zip(held, judged, strict=True):
+            tally.settle(checked)  # the outputs judged by the row's checker, in sandboxes of their own
         for i, key in owners:
-            verdict = _verdict(tallies[key], runs[key])
+            said = verdict(tallies[key], runs[key])
             if i in read_as:
-                verdict = Explained(verdict.value, verdict.reason, {**verdict.detail, "program": read_as[i]})
-            out[i] = verdict
+                said = Explained(said.value, said.reason, {**said.detail, "program": read_as[i]})
+            out[i] = said
         done = [o if o is not None else Explained(None, "internal_error") for o in out]
         return Scored([o.value for o in done], [o.reason for o in done], [o.detail for o in done])

@@ -1,0 +1,247 @@
+"""Special judges (checkers): a program of the row's that decides whether an output is right, for problems
+with more than one right output. It runs sandboxed, exactly like the program it judges: it comes from the
+row, so it is untrusted.
+
+The contract is testlib's (``checker input output answer``): the checker reads three files named by its
+arguments, the test's input, the program's output and the expected answer (the dataset's output), and says
+its verdict by its exit code, testlib's numbers: 0 accepted, 1 wrong answer, 2 presentation error (and 4,
+testlib's ``_dirt``, and 8, its unexpected end of file, read as presentation errors too), 3 ``_fail``: the
+checker itself failed. What it prints (stdout, and stderr, where testlib writes its message) is its
+message, cut, in the reward's details.
+
+- **Python** (a ``checker`` text that parses as Python, or ``{"language": "python", "source": ...}``): run
+  by the sandbox's interpreter with ``sys.argv`` as above; ``sys.exit(code)`` (or ending normally: 0) gives
+  the verdict, ``sys.exit("message")`` is 1 as in Python. An exception, ``os._exit`` or going past its
+  limits is a checker that failed.
+- **C++** (a ``checker`` holding ``#include``, or ``{"language": "cpp", "source": ...}``): a testlib-style
+  checker, compiled once per distinct checker (and kept, in a bounded cache of the process) by the code
+  sandbox's compiler. ``#include "testlib.h"`` is replaced by the header the operator's ``testlib`` setting
+  names (a real ``testlib.h``), else by rewardkit's own small compatible header
+  (``rewardkit/sandbox/data/testlib_lite.h``: :data:`TESTLIB_LITE`), so nothing outside the sandbox is
+  mounted into it.
+
+A checker that fails (``_fail``, another exit code, an exception or a signal, a timeout, too much memory or
+output, a compile error, or one of unknown language) makes the item ``None`` with ``checker_error`` (details
+say why): never the program's fault. Checkers get their own limits (:data:`CHECKER_LIMITS`, the operator's).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rewardkit.sandbox.pool import Job, SandboxPool
+from rewardkit.sandbox.run import Limits, RunResult, TestResult
+
+__all__ = [
+    "CHECKER_LIMITS",
+    "TESTLIB_LITE",
+    "Checked",
+    "Checker",
+    "CheckerError",
+    "read_checker",
+    "run_checkers",
+]
+
+#: rewardkit's own testlib-compatible header (not testlib: written here, covering what checkers call)
+TESTLIB_LITE = Path(__file__).parent / "data" / "testlib_lite.h"
+#: a checker's limits: a test's wall clock (its CPU the next whole second), memory, what it may print
+CHECKER_LIMITS = Limits(timeout_s=10.0, memory_mb=512, output_bytes=1 << 16)
+#: testlib's exit codes (testlib.h: OK 0, WA 1, PE 2, FAIL 3, DIRT 4, POINTS 7, UNEXPECTED_EOF 8)
+VERDICTS = {
+    0: "ok",
+    1: "wrong_answer",
+    2: "presentation_error",
+    4: "presentation_error",
+    8: "presentation_error",
+}
+FAIL = 3
+MAX_CHECKER_CHARS = 1_000_000
+SHOWN = 300
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]testlib\.h[>"][^\n]*$', re.MULTILINE)
+_FN = "_rewardkit_check"
+# The Python checker's frame, run by the harness as a call-based test of (input, output, answer) texts.
+_PYTHON_FRAME = """
+import os as _os, sys as _sys
+_SOURCE = {source!r}
+
+def {fn}(input_text, output_text, answer_text):
+    _os.makedirs("/tmp/checker", exist_ok=True)
+    paths = []
+    for name, text in (("input", input_text), ("output", output_text), ("answer", answer_text)):
+        paths.append("/tmp/checker/" + name + ".txt")
+        with open(paths[-1], "w", encoding="utf-8", errors="replace") as file:
+            file.write(text)
+    _sys.argv = ["checker", *paths]
+    _sys.stderr = _sys.stdout
+    namespace = {{"__name__": "__main__", "__builtins__": __builtins__}}
+    try:
+        exec(compile(_SOURCE, "<checker>", "exec", dont_inherit=True), namespace)
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code)
+        return 1
+    return 0
+"""
+
+
+class CheckerError(ValueError):
+    """A row's checker cannot be read (its language unknown, its source missing or too long)."""
+
+
+@dataclass(frozen=True)
+class Checker:
+    """A row's checker: its language (``python`` or ``cpp``) and source."""
+
+    language: str
+    source: str
+
+    @property
+    def key(self) -> str:
+        """Its identity: the same checker of many rows is compiled once."""
+        return hashlib.sha256(f"{self.language}\0{self.source}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _is_python(source: str) -> bool:
+    if len(source) > MAX_CHECKER_CHARS:
+        return False
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def read_checker(value: Any) -> Checker:
+    """A ``checker`` column's value: a source text (Python when it parses as Python, C++ when it holds an
+    ``#include``), or ``{"language": "python" | "cpp", "source": ...}``. Raises :class:`CheckerError`.
+
+    >>> read_checker("import sys\\nsys.exit(0)").language
+    'python'
+    >>> read_checker('#include "testlib.h"\\nint main() { quitf(_ok, "yes"); }').language
+    'cpp'
+    >>> read_checker({"language": "rust", "source": "fn main() {}"})
+    Traceback (most recent call last):
+    ...
+    rewardkit.sandbox.checker.CheckerError: checkers in 'rust' are not supported (python, cpp)
+    """
+    if isinstance(value, Mapping):
+        language, source = str(value.get("language") or "").lower(), value.get("source", value.get("code"))
+        language = {"py": "python", "python3": "python", "c++": "cpp", "cc": "cpp"}.get(language, language)
+        if language not in ("python", "cpp"):
+            raise CheckerError(f"checkers in {language[:40]!r} are not supported (python, cpp)")
+    else:
+        language, source = "", value
+    if not isinstance(source, str) or not source.strip():
+        raise CheckerError("a checker must be its source text")
+    if len(source) > MAX_CHECKER_CHARS:
+        raise CheckerError(f"the checker is over {MAX_CHECKER_CHARS} characters (the limit)")
+    if not language:
+        if _is_python(source):
+            language = "python"
+        elif re.search(r"^\s*#\s*include\b", source, re.MULTILINE):
+            language = "cpp"
+        else:
+            raise CheckerError("the checker is neither Python nor C++ (name its language)")
+    return Checker(language, source)
+
+
+@dataclass
+class Checked:
+    """What a checker said of one program's outputs: each test's verdict (``ok``, ``wrong_answer``,
+    ``presentation_error``) and message, or why the checker failed (``error``)."""
+
+    verdicts: dict[int, str] = field(default_factory=dict)
+    messages: dict[int, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... ({len(text)} characters in all)"
+
+
+def _failure(test: TestResult, code: Any, limits: Limits) -> str:
+    """How a checker failed on one test, in words."""
+    if code == FAIL:
+        return "failed (testlib's _fail, exit code 3)"
+    if code is not None:
+        return f"exited with {code!r:.40}, not a verdict ({', '.join(map(str, VERDICTS))} or 3)"
+    return {
+        "timeout": f"ran past its {limits.timeout_s:g} s limit",
+        "memory": f"went past its {limits.memory_mb} MB",
+        "output_limit": f"printed more than {limits.output_bytes} bytes",
+    }.get(test.status, f"ended with {test.error or test.status}")
+
+
+def _read(run: RunResult, indices: Sequence[int], python: bool, limits: Limits) -> Checked:
+    """The checker's verdicts from its run, test by test (the first failure of the checker ends it)."""
+    checked = Checked()
+    if run.compile_error is not None:
+        checked.error = f"the checker does not compile: {_cut(run.compile_error)}"
+        return checked
+    for test in run.tests:
+        index = indices[test.index]
+        code: Any = None
+        if test.status == "ok":
+            code = json.loads(test.value) if python and test.value else 0
+        elif test.status == "error" and (test.error or "").startswith("Exit: "):
+            code = int((test.error or "").split()[1])
+        if not isinstance(code, int) or isinstance(code, bool) or code not in VERDICTS:
+            checked.error = f"test {index}: the checker {_failure(test, code, limits)}"
+            if test.stdout.strip():
+                checked.error += f"; it said: {_cut(test.stdout.strip())}"
+            return checked
+        checked.verdicts[index] = VERDICTS[code]
+        if test.stdout.strip():
+            checked.messages[index] = _cut(test.stdout.strip())
+    if len(checked.verdicts) < len(indices):
+        checked.error = f"the checker's sandbox ended early ({run.ended}): {_cut(run.detail or '')}".rstrip(
+            ": "
+        )
+    return checked
+
+
+def _python_job(checker: Checker, tests: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+    program = _PYTHON_FRAME.format(source=checker.source, fn=_FN)
+    return {"kind": "call", "program": program, "fn_name": _FN, "inputs": [list(test) for test in tests]}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One program's outputs for one checker: ``(test index, input, output, answer)`` each."""
+
+    checker: Checker
+    tests: tuple[tuple[int, str, str, str], ...]
+
+
+async def run_checkers(
+    requests: Sequence[Request], pool: SandboxPool, limits: Limits = CHECKER_LIMITS
+) -> list[Checked]:
+    """Run each request's checker over its outputs, one sandbox a request, all at once within the pool's
+    bound; identical requests run once. Requests without tests get an empty :class:`Checked`."""
+    jobs: list[Job] = []
+    for request in requests:
+        texts = [(inp, out, ans) for _, inp, out, ans in request.tests]
+        if request.checker.language == "python":
+            payload = _python_job(request.checker, texts)
+        else:
+            payload = {"kind": "unsupported", "inputs": texts}
+        digest = json.dumps([request.checker.key, payload["inputs"]], default=str)
+        jobs.append(Job(payload, limits, hashlib.sha256(digest.encode("utf-8", "surrogatepass")).hexdigest()))
+    out: list[Checked] = [Checked() for _ in requests]
+    runnable = [i for i, job in enumerate(jobs) if job.payload["inputs"] and job.payload["kind"] == "call"]
+    for i, job in enumerate(jobs):
+        if job.payload["kind"] == "unsupported" and job.payload["inputs"]:
+            out[i].error = "C++ checkers need the code sandbox's compiler (not available in this version)"
+    results = await pool.run([jobs[i] for i in runnable])
+    for i, result in zip(runnable, results, strict=True):
+        indices = [index for index, *_ in requests[i].tests]
+        out[i] = _read(result, indices, requests[i].checker.language == "python", limits)
+    return out
