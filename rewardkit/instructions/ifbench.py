@@ -5,7 +5,8 @@ the instruction table with ``source="ifbench"``, and the IF-RLVR training constr
 - :mod:`~rewardkit.instructions.ifbench_count`: ``count:*`` and ``ratio:*``;
 - :mod:`~rewardkit.instructions.ifbench_words`: ``words:*`` and ``sentence:*``;
 - :mod:`~rewardkit.instructions.ifbench_format`: ``format:*``;
-- :mod:`~rewardkit.instructions.ifbench_custom`: ``custom:*`` and ``repeat:*``.
+- :mod:`~rewardkit.instructions.ifbench_custom`: ``custom:*`` and ``repeat:*``;
+- :mod:`~rewardkit.instructions.ifbench_train`: the 29 IF-RLVR training ids (open-instruct's ``IFEvalG``).
 
 ``rules="reference"`` reproduces IFBench's verdicts (``bench/ifbench_parity.py`` measures how closely);
 ``rules="robust"`` deviates where each spec's ``robust`` line says.
@@ -13,6 +14,8 @@ the instruction table with ``source="ifbench"``, and the IF-RLVR training constr
 >>> from rewardkit.instructions.base import TABLE
 >>> sum(1 for spec in TABLE.values() if spec.source == "ifbench")
 58
+>>> sum(1 for spec in TABLE.values() if spec.source == "ifbench-train")
+29
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from rewardkit.instructions import (  # noqa: F401  (registers the checks)
     ifbench_count,
     ifbench_custom,
     ifbench_format,
+    ifbench_train,
     ifbench_words,
 )
 

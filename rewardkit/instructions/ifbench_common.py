@@ -13,12 +13,14 @@ steps once.
 
 from __future__ import annotations
 
+import re
 import string
+from functools import lru_cache
 
 from rewardkit.instructions.base import Context
 from rewardkit.instructions.text import normalise
 
-__all__ = ["PUNCT", "drop_punct", "filler", "letters", "strip_punct", "view"]
+__all__ = ["PUNCT", "count_word", "drop_punct", "filler", "letters", "strip_punct", "view"]
 
 #: ASCII punctuation, as IFBench's ``''.join(string.punctuation)``
 PUNCT = string.punctuation
@@ -52,3 +54,17 @@ def filler(text: str, *, least: int = 10, ratio: float = 0.2) -> bool:
     (honest prose of a few hundred words keeps well over a third of its words distinct)."""
     words = [w for w in (strip_punct(w).lower() for w in text.split()) if w]
     return len(words) >= least and len(set(words)) < ratio * len(words)
+
+
+@lru_cache(maxsize=1024)
+def _word_re(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", re.IGNORECASE)
+
+
+def count_word(text: str, word: str) -> int:
+    """How often ``word`` occurs in ``text`` as a whole word (not inside a longer word), ignoring case.
+
+    >>> count_word("Cat, cat! concatenate", "cat")
+    2
+    """
+    return len(_word_re(word).findall(text))
