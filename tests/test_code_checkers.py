@@ -1,0 +1,177 @@
+"""Special judges (issue 38): a row's ``checker`` decides whether an output is right, run in a sandbox of its
+own (it is the row's, so untrusted) with testlib's contract (``checker input output answer``, exit 0
+accepted, 1 wrong answer, 2 presentation error, 3 fail). A checker that fails is the item's ``None`` with
+``checker_error``, never the program's fault. Every program and checker here runs in a real sandbox."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rewardkit import get
+from rewardkit.sandbox.checker import CheckerError, read_checker
+from tests.support.timing import busy
+
+
+def fenced(program: str, language: str = "python") -> str:
+    return f"<think>Let me write it.</think>\n```{language}\n{program}\n```"
+
+
+def judge(programs: list[str], checker: Any, tests: Any, **params: Any) -> Any:
+    reward = get("code", max_concurrency=4, **params)
+    n = len(programs)
+    return reward.score_detailed([fenced(p) for p in programs], tests=[tests] * n, checker=[checker] * n)
+
+
+# Accepts any output within 1e-3 of the answer (absolute or relative), as float-answer problems do.
+FLOAT_CHECKER = """
+import sys
+_, output, answer = (open(path).read().split() for path in sys.argv[1:4])
+if len(output) != len(answer):
+    print(f"expected {len(answer)} numbers, found {len(output)}")
+    sys.exit(2)
+for got, want in zip(output, answer):
+    try:
+        value = float(got)
+    except ValueError:
+        print(f"{got!r} is not a number")
+        sys.exit(2)
+    if abs(value - float(want)) > 1e-3 * max(1.0, abs(float(want))):
+        print(f"{got} is not {want}")
+        sys.exit(1)
+"""
+THIRDS = {"inputs": ["1\n", "2\n"], "outputs": ["0.333333333\n", "0.666666667\n"]}
+
+
+def test_a_float_tolerance_checker() -> None:
+    close = "print(round(int(input()) / 3, 4))"  # 0.3333: within 1e-3, not within the default 1e-6
+    far = "print(round(int(input()) / 3, 1))"  # 0.3: off by 0.03
+    words = "print('third')"
+    scored = judge([close, far, words], FLOAT_CHECKER, THIRDS)
+    assert scored.values == [1.0, 0.0, 0.0]
+    assert scored.reasons == [None, "wrong_answer:0", "presentation_error:0"]
+    assert scored.details[1]["first_failure"]["checker"] == "0.3 is not 0.333333333"
+    assert scored.details[2]["first_failure"]["checker"] == "'third' is not a number"
+    # without the checker the output is compared as always: 0.3333 is not 0.333333333 within 1e-6
+    plain = get("code").score_detailed([fenced(close)], tests=[THIRDS])
+    assert (plain.values, plain.reasons) == ([0.0], ["wrong_answer:0"])
+
+
+# Any permutation of 1..n is right (the expected answer is one of many).
+PERMUTATION_CHECKER = """
+import sys
+n = int(open(sys.argv[1]).read())
+tokens = open(sys.argv[2]).read().split()
+if len(tokens) != n or not all(t.lstrip("-").isdigit() for t in tokens):
+    sys.exit(2)
+if sorted(map(int, tokens)) != list(range(1, n + 1)):
+    sys.exit(1)
+"""
+PERMUTATIONS = {"inputs": ["3", "5"], "outputs": ["1 2 3", "1 2 3 4 5"]}
+
+
+def test_an_any_valid_permutation_checker() -> None:
+    ascending = "print(*range(1, int(input()) + 1))"
+    descending = "print(*range(int(input()), 0, -1))"
+    repeated = "print(*[1] * int(input()))"  # n numbers, not a permutation
+    short = "input()\nprint(1)"
+    scored = judge([ascending, descending, repeated, short], PERMUTATION_CHECKER, PERMUTATIONS)
+    assert scored.values == [1.0, 1.0, 0.0, 0.0]
+    assert scored.reasons == [None, None, "wrong_answer:0", "presentation_error:0"]
+    # the descending answer is not the expected output: only the checker accepts it
+    plain = get("code").score_detailed([fenced(descending)], tests=[PERMUTATIONS])
+    assert plain.values == [0.0]
+
+
+def test_checker_verdicts_follow_the_scoring_mode() -> None:
+    right_once = "n = int(input())\nprint(*range(1, n + 1) if n == 3 else [1] * n)"
+    fraction = judge([right_once], PERMUTATION_CHECKER, PERMUTATIONS, mode="fraction")
+    assert (fraction.values, fraction.reasons) == ([0.5], ["wrong_answer:1"])
+    weighted = judge([right_once], PERMUTATION_CHECKER, PERMUTATIONS, mode="weighted_sum")
+    assert weighted.values == pytest.approx([0.05])
+    # the first failure in test order, whether the checker or the run found it
+    crash_later = "n = int(input())\nassert n == 3\nprint(*[1] * n)"
+    first = judge([crash_later], PERMUTATION_CHECKER, PERMUTATIONS, mode="fraction")
+    assert first.reasons == ["wrong_answer:0"] and first.details[0]["passed"] == 0
+
+
+PERMUTATION = "print(*range(1, int(input()) + 1))"
+# (checker, what its failure says): each makes the item None with checker_error, never 0 for the program
+FAILING = [
+    ("import sys\nsys.exit(3)", "testlib's _fail"),  # FAIL
+    ("raise RuntimeError('the checker broke')", "RuntimeError: the checker broke"),  # crashes
+    ("import sys\nsys.exit(42)", "exited with 42, not a verdict"),  # an exit code no judge knows
+    ("import os\nos._exit(0)", "NoReport"),  # leaves without a verdict
+    ({"language": "python", "source": "def ("}, "SyntaxError"),  # does not compile
+    ("import ctypes\nctypes.string_at(0)", "SIGSEGV"),  # dies on a signal
+]
+
+
+@pytest.mark.parametrize(("checker", "said"), FAILING)
+def test_a_failing_checker_is_a_checker_error(checker: Any, said: str) -> None:
+    scored = judge([PERMUTATION], checker, PERMUTATIONS)
+    assert (scored.values, scored.reasons) == ([None], ["checker_error"])
+    assert said in scored.details[0]["error"]
+
+
+def test_a_hanging_checker_is_cut_at_its_own_limit() -> None:
+    began = time.monotonic()
+    scored = judge([PERMUTATION], "while True:\n    pass", PERMUTATIONS, checker_timeout_s=1.0)
+    assert (scored.values, scored.reasons) == ([None], ["checker_error"])
+    assert "ran past its 1 s limit" in scored.details[0]["error"]
+    assert time.monotonic() - began < busy(15.0)
+
+
+def test_unreadable_checkers() -> None:
+    for checker, said in [
+        ("Accept when it looks right.", "neither Python nor C++"),
+        ({"language": "rust", "source": "fn main() {}"}, "'rust' are not supported"),
+        ({"language": "python"}, "its source text"),
+    ]:
+        scored = judge([PERMUTATION], checker, PERMUTATIONS)
+        assert (scored.values, scored.reasons) == ([None], ["checker_error"]), checker
+        assert said in scored.details[0]["error"]
+    with pytest.raises(CheckerError, match="over 1000000 characters"):
+        read_checker("#" * 1_000_001)
+    # an empty checker is no checker (datasets leave the column empty where outputs are compared)
+    assert judge([PERMUTATION], "", PERMUTATIONS).values == [1.0]
+
+
+def test_a_checker_judges_stdin_stdout_tests_only() -> None:
+    call = {"fn_name": "f", "inputs": [[1]], "outputs": [2]}
+    scored = judge(["def f(x):\n    return 2 * x"], PERMUTATION_CHECKER, call)
+    assert (scored.values, scored.reasons) == ([None], ["bad_tests"])
+
+
+def test_the_checker_is_sandboxed(tmp_path: Path) -> None:
+    marker = tmp_path / "written-by-checker"
+    escaping = f"""
+import socket, sys
+try:
+    open({str(marker)!r}, "w").write("out")
+except OSError:
+    pass
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=1)
+    sys.exit(0)
+except OSError:
+    sys.exit(1)
+"""
+    scored = judge([PERMUTATION], escaping, PERMUTATIONS)
+    assert (scored.values, scored.reasons) == ([0.0], ["wrong_answer:0"])  # no network: its exit 1
+    assert not marker.exists()
+
+
+def test_the_program_never_sees_the_answer_the_checker_reads() -> None:
+    # the checker's files live in its own sandbox: a program looking for them finds nothing
+    peeking = """
+import glob
+found = glob.glob("/tmp/**/answer*", recursive=True)
+print(open(found[0]).read() if found else "nothing")
+"""
+    scored = judge([peeking], PERMUTATION_CHECKER, PERMUTATIONS)
+    assert scored.values == [0.0]
+    assert scored.details[0]["first_failure"]["got"] == "nothing\n"
