@@ -33,13 +33,11 @@ after it count as failed).
 
 from __future__ import annotations
 
-import ast
-import functools
+import dataclasses
 import hashlib
 import json
 import logging
 import marshal
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,156 +52,54 @@ from rewardkit.core import (
     finite_number,
     number_error,
 )
-from rewardkit.extract.segment import final_text
 from rewardkit.redact import clip, shown
 from rewardkit.registry import register
+from rewardkit.rewards._code_source import (
+    _prompt_code,
+    code_blocks,
+    extract_program,
+    is_code,
+    read_program,
+    read_source,
+)
 from rewardkit.sandbox import Job, Limits, SandboxConfig, problem, shared_pool
 from rewardkit.sandbox.bwrap import bwrap_binary
 from rewardkit.sandbox.cases import Cases, TestFormatError, UnsupportedLanguage, read_cases
 from rewardkit.sandbox.cgroup import memory_bound
 from rewardkit.sandbox.checker import Checker, CheckerError, read_checker, run_checkers
+from rewardkit.sandbox.compile import CompilerMissing, compiler
+from rewardkit.sandbox.languages import Language, by_tag
 from rewardkit.sandbox.pool import SandboxUnavailable
 from rewardkit.sandbox.scoring import MODES, no_program_score
 from rewardkit.sandbox.tally import TYPE_NAME as _TYPE
 from rewardkit.sandbox.tally import Tally, cut, verdict
+from rewardkit.sandbox.timelimit import scaled_timeout
 from rewardkit.spec import CallerParam
 
-__all__ = ["CodeReward", "TEST_COLUMNS", "code_blocks", "extract_program", "is_code", "read_program"]
+__all__ = [
+    "CodeReward",
+    "TEST_COLUMNS",
+    "code_blocks",
+    "extract_program",
+    "is_code",
+    "read_program",
+    "read_source",
+]
 
 #: where a row's tests are, in the order they are looked for (``entry_point`` goes with ``test``)
 TEST_COLUMNS = ("tests", "verification_info", "input_output", "test", "test_list", "official_tests")
-_PYTHON_TAGS = ("python", "py", "python3", "py3")
-_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
-MAX_PARSED = 200_000  # characters of an unfenced answer or a prompt read as Python (longer: not read)
-_DEFINES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign)
 logger = logging.getLogger("rewardkit")
 
 
-def code_blocks(text: str) -> list[tuple[str, str]]:
-    """The closed fenced code blocks of ``text`` as (language tag, lower case; code), in order. One pass
-    over the lines; a block left open at the end (a truncated completion) is not a block.
-
-    >>> code_blocks("Here:\\n```Python\\nprint(1)\\n```\\nand\\n~~~\\nx = 2\\n~~~\\n```cpp\\nint")
-    [('python', 'print(1)'), ('', 'x = 2')]
-    """
-    blocks: list[tuple[str, str]] = []
-    fence: str | None = None
-    language, body = "", list[str]()
-    for line in text.split("\n"):
-        if fence is None:
-            match = _FENCE.match(line)
-            if match:
-                fence, language, body = match.group(1), match.group(2).lower(), []
-        elif line.strip().startswith(fence) and not line.strip().strip(fence[0]):
-            blocks.append((language, "\n".join(body)))
-            fence = None
-        else:
-            body.append(line)
-    return blocks
-
-
-def _parse(text: str) -> list[ast.stmt] | None:
-    """The statements of ``text`` (parsed, never run), or ``None`` when it is not Python or too long."""
-    if len(text) > MAX_PARSED:
-        return None
+def _cannot_run(language: Language, kind: str) -> Explained | None:
+    """Why a program in a compiled ``language`` cannot run against tests of ``kind`` here, if it cannot."""
+    if kind != "stdio":  # call-based and assert-style tests are Python's
+        return Explained(0.0, f"wrong_language:{language.name}", {"error": f"{kind} tests run Python only"})
     try:
-        return ast.parse(text).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _does_something(statements: Sequence[ast.stmt]) -> bool:
-    """A statement other than a bare expression, or a bare expression that calls (``main()``)."""
-    return any(
-        not isinstance(s, ast.Expr) or any(isinstance(n, ast.Call) for n in ast.walk(s)) for s in statements
-    )
-
-
-def is_code(text: str) -> bool:
-    """Whether an answer without a fence is a program: it parses as Python and holds a statement that is
-    not a bare expression (an assignment, a ``def``, an ``import``, a loop, a call...). Prose does not
-    parse; a number, a name, a string or an expression alone (``5``, ``YES``, ``a + b``) is an answer, not
-    a program; nor is an empty text.
-
-    >>> [is_code(t) for t in ("print(int(input()) * 2)", "def f(x):\\n    return 2 * x", "x = 1")]
-    [True, True, True]
-    >>> [is_code(t) for t in ("The answer is 5.", "5", "YES", "a + b", "", "'print(1)'", "\\n  ")]
-    [False, False, False, False, False, False, False]
-    """
-    statements = _parse(text)
-    return statements is not None and _does_something(statements)
-
-
-@functools.lru_cache(maxsize=256)
-def _prompt_code(prompt: str, entry_point: str | None) -> str | None:
-    """The prompt, ending in a newline, when it is in HumanEval's form: Python of imports, assignments,
-    classes and functions (one of them ``entry_point``, when known) and docstrings, nothing that runs."""
-    statements = _parse(prompt)
-    if not statements or not all(
-        isinstance(s, _DEFINES) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-        for s in statements
-    ):
-        return None
-    names = {s.name for s in statements if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
-    if not names or (entry_point is not None and entry_point not in names):
-        return None
-    return prompt if prompt.endswith("\n") else prompt + "\n"
-
-
-def _with_prompt(code: str, prompt: str) -> tuple[str, str] | None:
-    """``code`` read with a HumanEval prompt: (program, how), or ``None`` when it is no program."""
-    body = code.lstrip("\n")
-    if body[:1] in (" ", "\t"):  # an indented body: it continues the prompt's function
-        joined = _parse(prompt + body)
-        lines = prompt.count("\n")
-        added = [s for s in ast.walk(ast.Module(joined or [], [])) if isinstance(s, ast.stmt)]
-        if joined is None or not _does_something([s for s in added if s.lineno > lines]):
-            return None
-        return prompt + body, "the prompt's function continued"
-    statements = _parse(code)
-    if statements is None or not _does_something(statements):
-        return None
-    if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in statements):
-        return code, "as written (its __future__ import must come first)"
-    return prompt + "\n" + code, "after the prompt's code"
-
-
-def read_program(completion: str, prompt: str | None = None) -> tuple[str | None, str]:
-    """(program, how it was read) or (``None``, reason): see the module's docstring. ``prompt``: the
-    row's prompt in HumanEval's form, ending in a newline, or ``None``."""
-    final = final_text(completion)
-    blocks = code_blocks(final) if final is not None else []
-    python = [text for language, text in blocks if language in _PYTHON_TAGS and text.strip()]
-    fenced = python or [text for language, text in blocks if language == "" and text.strip()]
-    if not fenced:
-        others = [_TYPE.match(language) for language, text in blocks if text.strip()]
-        if others:
-            tag = others[-1]
-            return None, f"unsupported_language:{tag.group(0) if tag else 'unknown'}"
-    code = fenced[-1] if fenced else final or ""
-    if prompt is not None:
-        read = _with_prompt(code, prompt)
-        if read is not None:
-            return read
-    if fenced:
-        return code, "fenced"
-    return (code, "unfenced") if is_code(code) else (None, "no_code")
-
-
-def extract_program(completion: str, prompt: str | None = None) -> tuple[str | None, str | None]:
-    """(program, None), or (None, reason): ``no_code`` or ``unsupported_language:<tag>``.
-
-    >>> extract_program("<think>```python\\nprint(0)\\n```</think>\\n```python\\nprint(1)\\n```")
-    ('print(1)', None)
-    >>> extract_program("```rust\\nfn main() {}\\n```"), extract_program("<think>```python\\nx\\n```")
-    ((None, 'unsupported_language:rust'), (None, 'no_code'))
-    >>> extract_program("<think>hm</think>n = int(input())\\nprint(n * 2)"), extract_program("It is 5.")
-    (('n = int(input())\\nprint(n * 2)', None), (None, 'no_code'))
-    >>> extract_program("    return x * 2", prompt="def double(x):\\n    'Twice x.'\\n")
-    ("def double(x):\\n    'Twice x.'\\n    return x * 2", None)
-    """
-    program, how = read_program(completion, prompt)
-    return (program, None) if program is not None else (None, how)
+        compiler(language)
+    except CompilerMissing as exc:
+        return Explained(None, "compiler_unavailable", {"error": str(exc)})
+    return None
 
 
 def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
@@ -216,7 +112,10 @@ def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
 @register(
     "code",
     columns=[],
-    optional_columns=[*TEST_COLUMNS, "entry_point", "prompt", "prompts", "checker", "subtask_points"],
+    optional_columns=[
+        *TEST_COLUMNS,
+        *("entry_point", "prompt", "prompts", "checker", "subtask_points", "language", "time_limit"),
+    ],
     # The sandbox's binary, interpreter, host paths and process-wide bound are the operator's; a caller
     # sizes its own tests within caps.
     caller_params={
@@ -257,6 +156,8 @@ class CodeReward(AsyncReward):
     bwrap: str | None = None
     ro_paths: tuple[str, ...] = ()
     cgroup: str = "auto"
+    time_factor: float = 1.0
+    pch_dir: str = "auto"
     checker_timeout_s: float = 10.0
     checker_memory_mb: int = 512
 
@@ -267,6 +168,7 @@ class CodeReward(AsyncReward):
         _check_positive("checker_timeout_s", self.checker_timeout_s, 0.05, integer=False)
         _check_positive("checker_memory_mb", self.checker_memory_mb, 64, integer=True)
         _check_positive("float_tol", self.float_tol, 0.0, integer=False)
+        _check_positive("time_factor", self.time_factor, 0.01, integer=False)
         for name, low in (("memory_mb", 64), ("max_tests", 1), ("max_test_chars", 1), ("output_bytes", 1024)):
             _check_positive(name, getattr(self, name), low, integer=True)
         if self.max_concurrency is not None:
@@ -287,7 +189,11 @@ class CodeReward(AsyncReward):
 
     def _config(self) -> SandboxConfig:
         return SandboxConfig(
-            python=self.python, bwrap=self.bwrap, ro_paths=tuple(self.ro_paths), cgroup=self.cgroup
+            python=self.python,
+            bwrap=self.bwrap,
+            ro_paths=tuple(self.ro_paths),
+            cgroup=self.cgroup,
+            pch_dir=self.pch_dir,
         )
 
     def _checker_limits(self) -> Limits:
@@ -360,7 +266,9 @@ class CodeReward(AsyncReward):
                 return Explained(
                     None, "bad_tests", {"error": f"mode {self.mode!r} needs each test's subtask"}
                 )
-            return Cases(cases.kind, cases.inputs[:n], cases.expected[:n], cases.fn_name, subtasks)
+            return dataclasses.replace(
+                cases, inputs=cases.inputs[:n], expected=cases.expected[:n], subtasks=subtasks
+            )
         return Explained(None, "no_tests")
 
     @staticmethod
@@ -375,6 +283,24 @@ class CodeReward(AsyncReward):
             return read_checker(value)
         except CheckerError as exc:
             return Explained(None, "checker_error", {"error": cut(str(exc))})
+
+    def _row_run(
+        self, columns: dict[str, list[Any]], i: int, cases: Cases, limits: Limits
+    ) -> tuple[Language | None, Limits] | Explained:
+        """Row ``i``'s language (its ``language`` column, else its tests' own; ``None``: any) and limits
+        (its ``time_limit`` times ``time_factor``: :mod:`rewardkit.sandbox.timelimit`)."""
+        said = columns.get("language", [None] * (i + 1))[i] or cases.language
+        language = by_tag(str(said)) if said is not None else None
+        if said is not None and language is None:
+            tag = _TYPE.match(str(said).strip())
+            return Explained(None, f"unsupported_language:{tag.group(0) if tag else 'unknown'}")
+        limit = columns.get("time_limit", [None] * (i + 1))[i]
+        if limit is not None:
+            try:
+                limits = dataclasses.replace(limits, timeout_s=scaled_timeout(limit, self.time_factor))
+            except ValueError as exc:
+                return Explained(None, "bad_tests", {"error": cut(str(exc))})
+        return language, limits
 
     @staticmethod
     def _prompt(columns: dict[str, list[Any]], i: int) -> str | None:
@@ -408,14 +334,25 @@ class CodeReward(AsyncReward):
             if isinstance(checker, Explained):
                 out[i] = checker
                 continue
-            program, how = read_program(text, self._prompt(columns, i))
+            row = self._row_run(columns, i, cases, limits)
+            if isinstance(row, Explained):
+                out[i] = row
+                continue
+            program, how, language = read_source(text, self._prompt(columns, i), row[0])
             if program is None:
                 out[i] = Explained(no_program_score(self.mode), how)
+                continue
+            if language.compiled and (refused := _cannot_run(language, cases.kind)) is not None:
+                out[i] = refused
                 continue
             if how != "fenced":
                 read_as[i] = how
             payload: dict[str, Any] = {"kind": cases.kind, "program": program, "fn_name": cases.fn_name}
-            payload["inputs"] = list(cases.inputs)
+            payload |= {
+                "inputs": list(cases.inputs),
+                "language": language.name,
+                "timeout_s": row[1].timeout_s,
+            }
             judge = [self.mode, self.float_tol, checker and checker.key, cases.subtasks]
             digest = json.dumps([payload, list(cases.expected), judge], default=str)
             key = hashlib.sha256(digest.encode("utf-8", "surrogatepass")).hexdigest()
@@ -426,7 +363,7 @@ class CodeReward(AsyncReward):
                     out[i] = Explained(None, "bad_tests", {"error": "a test holds something not JSON-like"})
                     continue
                 tallies[key] = Tally(cases, self.mode, self.float_tol, checker)
-            jobs.append(Job(payload, limits, key, tallies[key].see))  # the pool runs a key once
+            jobs.append(Job(payload, row[1], key, tallies[key].see))  # the pool runs a key once
             owners.append((i, key))
         pool = shared_pool(self.max_concurrency, self._config())
         results = await pool.run(jobs)

@@ -15,13 +15,28 @@ The C++ flags are open-r1's (its Piston fork compiles Codeforces and IOI solutio
 ('cpp', 'cpp', 'python', None)
 >>> CPP.compile_argv("/tmp/main.cpp", "/tmp/prog")[:4]
 ('g++', '-std=c++17', '-O2', '-DONLINE_JUDGE')
+
+Which fenced block of an answer is the program (:func:`pick_block`): the last one in a language of the
+table, of the row's language only when the row names one (its untagged blocks are read in it); blocks only
+in other languages of the table are ``wrong_language:<name>``, only in languages it lacks
+``unsupported_language:<tag>``.
+
+>>> blocks = [("python", "print(1)"), ("cpp", "int main() {}"), ("", "x = 1")]
+>>> pick_block(blocks, None)[0].name, pick_block(blocks[:2], C), pick_block(blocks, C)[1]
+('cpp', 'wrong_language:cpp', 'x = 1')
+>>> pick_block([("rust", "fn main() {}")], CPP), pick_block(blocks[:1], None)[0].name
+('unsupported_language:rust', 'python')
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["C", "CPP", "LANGUAGES", "PYTHON", "Language", "by_name", "by_tag"]
+__all__ = ["C", "CPP", "LANGUAGES", "PYTHON", "Language", "by_name", "by_tag", "pick_block"]
+
+_TAG = re.compile(r"[A-Za-z_+#][A-Za-z0-9_.+#-]{0,39}")
 
 
 @dataclass(frozen=True)
@@ -94,3 +109,26 @@ def by_name(name: str) -> Language:
         return LANGUAGES[name]
     except KeyError:
         raise KeyError(f"no language {name!r} (known: {', '.join(LANGUAGES)})") from None
+
+
+def pick_block(
+    blocks: Sequence[tuple[str, str]], wanted: Language | None
+) -> tuple[Language, str] | str | None:
+    """The program among an answer's fenced blocks ``(tag, code)`` as (language, code), a reason
+    (``wrong_language:<name>``, ``unsupported_language:<tag>``), or ``None``: no block to read (only
+    untagged ones without a row language, or none; the caller's rules for those apply)."""
+    filled = [(tag, code) for tag, code in blocks if code.strip()]
+    known = [(language, code) for tag, code in filled if (language := by_tag(tag)) is not None]
+    if wanted is not None:
+        known = [(language, code) for language, code in known if language == wanted] or known
+        untagged = [code for tag, code in filled if not tag]
+        if not (known and known[-1][0] == wanted) and untagged:
+            return wanted, untagged[-1]
+    if known:
+        language, code = known[-1]
+        return (language, code) if wanted in (None, language) else f"wrong_language:{language.name}"
+    others = [tag for tag, _ in filled if tag]
+    if others:
+        match = _TAG.match(others[-1])
+        return f"unsupported_language:{match.group(0) if match else 'unknown'}"
+    return None

@@ -3,6 +3,10 @@
 A batch's jobs run concurrently on the caller's event loop, at most ``size`` sandboxes at a time across
 every batch, thread and loop of the process (:class:`~rewardkit.concurrency.SharedLimit`; default the CPU
 count). Jobs with the same ``key`` (a GRPO group's identical programs against the same tests) run once.
+A job in a compiled language (its payload's ``language``: :mod:`rewardkit.sandbox.languages`) is compiled
+first, each distinct source of the batch once, in sandboxes of their own within the same bound
+(:func:`rewardkit.sandbox.compile.compile_all`, the pool's ``compile_limits``); one that does not compile
+is a ``compile_error`` run without a test sandbox.
 Each sandbox's wall clock is cut to the request's deadline (:func:`rewardkit.core.remaining_s`); a run cut
 by it raises :class:`~rewardkit.core.DeadlineExceeded`.
 
@@ -14,6 +18,7 @@ fix. Nothing ever runs outside the sandbox.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +28,8 @@ from typing import Any
 from rewardkit.concurrency import SharedLimit
 from rewardkit.core import BackendUnavailable, DeadlineExceeded, check_deadline, remaining_s
 from rewardkit.sandbox.bwrap import SandboxConfig, bwrap_binary
+from rewardkit.sandbox.compile import Compiled, CompileLimits, compile_all, run_fields
+from rewardkit.sandbox.languages import LANGUAGES, by_name
 from rewardkit.sandbox.run import Limits, RunResult, SandboxError, TestResult, run_sandbox
 
 __all__ = ["FIX", "Job", "SandboxPool", "SandboxUnavailable", "problem", "shared_pool"]
@@ -78,12 +85,19 @@ async def problem(config: SandboxConfig | None = None, timeout_s: float = 30.0) 
 class SandboxPool:
     """Runs jobs in sandboxes, at most ``size`` at once across the process (default: the CPU count)."""
 
-    def __init__(self, size: int | None = None, config: SandboxConfig | None = None) -> None:
+    def __init__(
+        self,
+        size: int | None = None,
+        config: SandboxConfig | None = None,
+        compile_limits: CompileLimits | None = None,
+    ) -> None:
         self.size = size or os.cpu_count() or 1
         self.config = config or SandboxConfig()
+        self.compile_limits = compile_limits or CompileLimits()
         self._limit = SharedLimit(self.size)
         self._stats_lock = threading.Lock()
         self._stats = {"runs": 0.0, "deduplicated": 0.0, "wall_clock_kills": 0.0, "startup_s_total": 0.0}
+        self._stats["compiles"] = self._stats["compile_errors"] = 0.0
 
     async def run(self, jobs: Sequence[Job]) -> list[RunResult]:
         """Each job's result, in order; identical keys share one run.
@@ -105,14 +119,36 @@ class SandboxPool:
                 unique.append(job)
         with self._stats_lock:
             self._stats["deduplicated"] += len(jobs) - len(unique)
-        tasks = [asyncio.ensure_future(self._one(job)) for job in unique]
+        unique, failed = await self._compile(unique)
+        tasks = [asyncio.ensure_future(self._one(job)) for job in unique if job.key not in failed]
         try:
-            results = await asyncio.gather(*tasks)
+            ran = iter(await asyncio.gather(*tasks))
         finally:  # one failure (the deadline) ends the batch: no sandbox goes on without it
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        results = [failed[job.key] if job.key in failed else next(ran) for job in unique]
         return [results[slot[job.key]] for job in jobs]
+
+    async def _compile(self, jobs: list[Job]) -> tuple[list[Job], dict[str, RunResult]]:
+        """The jobs with their programs compiled (``binary``, ``binary_path``, ``run`` added), and a
+        ``compile_error`` result for each that did not compile."""
+        wanted = [i for i, job in enumerate(jobs) if _compiled(job)]
+        if not wanted:
+            return jobs, {}
+        check_deadline("code")
+        programs = [(jobs[i].payload["program"], by_name(jobs[i].payload["language"])) for i in wanted]
+        made = await compile_all(programs, self.compile_limits, self.config, self._limit)
+        out, failed = list(jobs), {}
+        for i, result in zip(wanted, made, strict=True):
+            if isinstance(result, Compiled):
+                out[i] = dataclasses.replace(jobs[i], payload={**jobs[i].payload, **run_fields(result)})
+            else:
+                failed[jobs[i].key] = RunResult(ended="compile_error", compile_error=result.message)
+        with self._stats_lock:
+            self._stats["compiles"] += len({program for program in programs})
+            self._stats["compile_errors"] += len(failed)
+        return out, failed
 
     async def _one(self, job: Job) -> RunResult:
         async with self._limit:
@@ -132,7 +168,8 @@ class SandboxPool:
         return result
 
     def stats(self) -> dict[str, float]:
-        """Sandboxes run, jobs deduplicated, runs killed at their wall clock, mean start-up seconds."""
+        """Sandboxes run, jobs deduplicated, runs killed at their wall clock, mean start-up seconds, distinct
+        programs compiled (a batch's; some may come from the process's cache) and those that did not."""
         with self._stats_lock:
             out = dict(self._stats)
         total = out.pop("startup_s_total")
@@ -142,6 +179,11 @@ class SandboxPool:
 
 _pools: dict[tuple[int | None, SandboxConfig], SandboxPool] = {}
 _pools_lock = threading.Lock()
+
+
+def _compiled(job: Job) -> bool:
+    language = LANGUAGES.get(str(job.payload.get("language") or "python"))
+    return language is not None and language.compiled
 
 
 def shared_pool(size: int | None, config: SandboxConfig) -> SandboxPool:

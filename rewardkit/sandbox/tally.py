@@ -113,6 +113,8 @@ class Tally:
             name, _, said = (test.error or "").partition(":")
             if kind == "assert" and name == "AssertionError":
                 return f"wrong_answer:{index}"
+            if name == "Exit" and said.strip().isdigit():  # a compiled program's nonzero exit status
+                return f"runtime_error:exit:{said.strip()}"
             match = TYPE_NAME.match(said.strip() if name == "Signal" else name.strip())  # "Signal: SIGSEGV"
             return f"runtime_error:{match.group(0) if match else 'unknown'}"
         return (
