@@ -95,11 +95,12 @@ def bwrap_binary(config: SandboxConfig) -> str:
 
 @functools.cache
 def harness_source() -> str:
-    """The text given to the interpreter with ``-c``: :mod:`rewardkit.sandbox.pyrun` (a Python program's
-    test), :mod:`rewardkit.sandbox.harness` and :mod:`rewardkit.sandbox.build` (a compile job's handler,
-    and the entry point), each after the first without its ``__future__`` import (which must open a text)."""
+    """The text given to the interpreter with ``-c``: :mod:`rewardkit.sandbox.harness` (first: its opening
+    words mark a harness's command line), :mod:`rewardkit.sandbox.pyrun` (a Python program's test) and
+    :mod:`rewardkit.sandbox.build` (a compile job's handler, and the entry point), each after the first
+    without its ``__future__`` import (which must open a text)."""
     here = Path(__file__).parent
-    texts = [(here / name).read_text(encoding="utf-8") for name in ("pyrun.py", "harness.py", "build.py")]
+    texts = [(here / name).read_text(encoding="utf-8") for name in ("harness.py", "pyrun.py", "build.py")]
     future = "from __future__ import annotations\n"
     return "\n".join([texts[0], *(text.replace(future, "") for text in texts[1:])])
 

@@ -1,9 +1,9 @@
 """What runs inside the sandbox: one program against its tests, in forked processes.
 
-This file is not imported inside the sandbox: its text, followed by :mod:`rewardkit.sandbox.build`'s (a
-compile job's handler, and the entry point), goes to the interpreter with ``-c`` (standard library only,
-not even ``typing``, ``json`` or ``signal``, which would double its start-up time). It reads one job, in
-``marshal``'s format, on stdin::
+This file is not imported inside the sandbox: its text, followed by :mod:`rewardkit.sandbox.pyrun`'s (a
+Python program's test) and :mod:`rewardkit.sandbox.build`'s (a compile job's handler, and the entry
+point), goes to the interpreter with ``-c`` (standard library only, not even ``typing``, ``json`` or
+``signal``, which would double its start-up time). It reads one job, in ``marshal``'s format, on stdin::
 
     {"kind": "stdio" | "call" | "assert", "program": str, "fn_name": str | None, "inputs": [...],
      "timeout_s": float, "memory_bytes": int, "output_bytes": int, "processes": int, "open_files": int,

@@ -1,7 +1,7 @@
 """A Python program's test, run inside the sandbox: the first part of the harness's text.
 
 Never imported inside the sandbox: :func:`rewardkit.sandbox.bwrap.harness_source` gives the interpreter
-this text, then :mod:`rewardkit.sandbox.harness`'s and :mod:`rewardkit.sandbox.build`'s, with ``-c``
+this text after :mod:`rewardkit.sandbox.harness`'s and before :mod:`rewardkit.sandbox.build`'s, with ``-c``
 (standard library only). Here: a program's namespace, its function call or assert-style test, its threads
 joined at the end, and what it came to as a report (see the harness for the protocol).
 """
