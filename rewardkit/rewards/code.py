@@ -38,6 +38,7 @@ import hashlib
 import json
 import logging
 import marshal
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -160,6 +161,7 @@ class CodeReward(AsyncReward):
     pch_dir: str = "auto"
     checker_timeout_s: float = 10.0
     checker_memory_mb: int = 512
+    testlib: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -167,6 +169,8 @@ class CodeReward(AsyncReward):
         _check_positive("timeout_s", self.timeout_s, 0.05, integer=False)
         _check_positive("checker_timeout_s", self.checker_timeout_s, 0.05, integer=False)
         _check_positive("checker_memory_mb", self.checker_memory_mb, 64, integer=True)
+        if self.testlib is not None and not os.path.isfile(self.testlib):
+            raise ValueError(f"code: testlib must be the path of a testlib.h, got {self.testlib!r}")
         _check_positive("float_tol", self.float_tol, 0.0, integer=False)
         _check_positive("time_factor", self.time_factor, 0.01, integer=False)
         for name, low in (("memory_mb", 64), ("max_tests", 1), ("max_test_chars", 1), ("output_bytes", 1024)):
@@ -369,7 +373,8 @@ class CodeReward(AsyncReward):
         results = await pool.run(jobs)
         runs = {job.key: result for job, result in zip(jobs, results, strict=True)}
         held = [tally for tally in tallies.values() if tally.checker is not None]
-        judged = await run_checkers([tally.to_check() for tally in held], pool, self._checker_limits())
+        requests = [tally.to_check() for tally in held]
+        judged = await run_checkers(requests, pool, self._checker_limits(), self.testlib)
         for tally, checked in zip(held, judged, strict=True):
             tally.settle(checked)  # the outputs judged by the row's checker, in sandboxes of their own
         for i, key in owners:

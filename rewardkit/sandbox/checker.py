@@ -28,6 +28,7 @@ say why): never the program's fault. Checkers get their own limits (:data:`CHECK
 from __future__ import annotations
 
 import ast
+import asyncio
 import hashlib
 import json
 import re
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewardkit.sandbox.compile import CompileError, CompilerMissing, compile_program, run_fields
 from rewardkit.sandbox.pool import Job, SandboxPool
 from rewardkit.sandbox.run import Limits, RunResult, TestResult
 
@@ -90,6 +92,39 @@ def {fn}(input_text, output_text, answer_text):
         return 1
     return 0
 """
+
+
+# A C++ checker's own start: the test's three texts, framed on stdin (their sizes in bytes on the first
+# line), become the files its argv names before main runs; its messages (stderr) go to stdout.
+_CPP_FRAME = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+__attribute__((constructor(101))) static void rewardkit_checker_files() {
+    dup2(1, 2);
+    std::string all;
+    char chunk[1 << 16];
+    size_t got;
+    while ((got = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) all.append(chunk, got);
+    size_t sizes[3];
+    size_t at = all.find('\n');
+    if (at == std::string::npos) std::_Exit(3);
+    if (std::sscanf(all.c_str(), "%zu %zu %zu", &sizes[0], &sizes[1], &sizes[2]) != 3) std::_Exit(3);
+    ++at;
+    mkdir("/tmp/checker", 0700);
+    const char* paths[3] = {"/tmp/checker/input.txt", "/tmp/checker/output.txt", "/tmp/checker/answer.txt"};
+    for (int i = 0; i < 3; ++i) {
+        FILE* file = std::fopen(paths[i], "wb");
+        if (file == nullptr || at + sizes[i] > all.size()) std::_Exit(3);
+        std::fwrite(all.data() + at, 1, sizes[i], file);
+        std::fclose(file);
+        at += sizes[i];
+    }
+}
+"""
+_PATHS = ["/tmp/checker/input.txt", "/tmp/checker/output.txt", "/tmp/checker/answer.txt"]
 
 
 class CheckerError(ValueError):
@@ -213,6 +248,39 @@ def _python_job(checker: Checker, tests: Sequence[tuple[str, str, str]]) -> dict
     return {"kind": "call", "program": program, "fn_name": _FN, "inputs": [list(test) for test in tests]}
 
 
+def _framed(texts: tuple[str, str, str]) -> str:
+    """A test's three texts as a C++ checker's start reads them on stdin."""
+    sizes = " ".join(str(len(text.encode("utf-8", "replace"))) for text in texts)
+    return f"{sizes}\n{''.join(texts)}"
+
+
+def header(testlib: str | None = None) -> str:
+    """The text ``#include "testlib.h"`` stands for: the operator's ``testlib.h``, else our own header."""
+    return Path(testlib or TESTLIB_LITE).read_text(encoding="utf-8", errors="replace")
+
+
+def cpp_source(checker: Checker, testlib: str | None = None) -> str:
+    """What is compiled for a C++ checker: its source, the testlib include replaced by the header's text
+    (nothing from the host is mounted for it), and the start that writes the test's files."""
+    text = header(testlib)
+    return _INCLUDE.sub(lambda _: text, checker.source) + "\n" + _CPP_FRAME
+
+
+async def _cpp_job(
+    checker: Checker, tests: Sequence[tuple[str, str, str]], pool: SandboxPool, testlib: str | None
+) -> dict[str, Any] | str:
+    """The job that runs a C++ checker over ``tests``, or why there is none (it does not compile)."""
+    try:
+        compiled = await compile_program(cpp_source(checker, testlib), "cpp", config=pool.config)
+    except CompilerMissing as exc:
+        return str(exc)
+    if isinstance(compiled, CompileError):
+        return f"the checker does not compile: {compiled.message}"
+    fields = run_fields(compiled)
+    fields["run"] = [fields["run"][0], *_PATHS]
+    return {"kind": "stdio", "program": "", "fn_name": None, "inputs": [_framed(t) for t in tests], **fields}
+
+
 @dataclass(frozen=True)
 class Request:
     """One program's outputs for one checker: ``(test index, input, output, answer)`` each."""
@@ -222,25 +290,35 @@ class Request:
 
 
 async def run_checkers(
-    requests: Sequence[Request], pool: SandboxPool, limits: Limits = CHECKER_LIMITS
+    requests: Sequence[Request],
+    pool: SandboxPool,
+    limits: Limits = CHECKER_LIMITS,
+    testlib: str | None = None,
 ) -> list[Checked]:
     """Run each request's checker over its outputs, one sandbox a request, all at once within the pool's
-    bound; identical requests run once. Requests without tests get an empty :class:`Checked`."""
-    jobs: list[Job] = []
-    for request in requests:
-        texts = [(inp, out, ans) for _, inp, out, ans in request.tests]
-        if request.checker.language == "python":
-            payload = _python_job(request.checker, texts)
-        else:
-            payload = {"kind": "unsupported", "inputs": texts}
-        digest = json.dumps([request.checker.key, payload["inputs"]], default=str)
-        jobs.append(Job(payload, limits, hashlib.sha256(digest.encode("utf-8", "surrogatepass")).hexdigest()))
+    bound; identical requests run once, a C++ checker is compiled once (:mod:`rewardkit.sandbox.compile`
+    keeps it). ``testlib``: the operator's ``testlib.h`` (default: :data:`TESTLIB_LITE`). Requests without
+    tests get an empty :class:`Checked`."""
     out: list[Checked] = [Checked() for _ in requests]
-    runnable = [i for i, job in enumerate(jobs) if job.payload["inputs"] and job.payload["kind"] == "call"]
-    for i, job in enumerate(jobs):
-        if job.payload["kind"] == "unsupported" and job.payload["inputs"]:
-            out[i].error = "C++ checkers need the code sandbox's compiler (not available in this version)"
-    results = await pool.run([jobs[i] for i in runnable])
+    todo = [i for i, request in enumerate(requests) if request.tests]
+
+    async def payload(request: Request) -> dict[str, Any] | str:
+        texts = [(inp, output, answer) for _, inp, output, answer in request.tests]
+        if request.checker.language == "python":
+            return _python_job(request.checker, texts)
+        return await _cpp_job(request.checker, texts, pool, testlib)
+
+    made = await asyncio.gather(*(payload(requests[i]) for i in todo))
+    jobs: list[Job] = []
+    runnable: list[int] = []
+    for i, job in zip(todo, made, strict=True):
+        if isinstance(job, str):
+            out[i].error = job
+            continue
+        digest = json.dumps([requests[i].checker.key, job["inputs"]], default=str)
+        jobs.append(Job(job, limits, hashlib.sha256(digest.encode("utf-8", "surrogatepass")).hexdigest()))
+        runnable.append(i)
+    results = await pool.run(jobs)
     for i, result in zip(runnable, results, strict=True):
         indices = [index for index, *_ in requests[i].tests]
         out[i] = _read(result, indices, requests[i].checker.language == "python", limits)
