@@ -82,7 +82,7 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
     (True, True, False)
     """
     p, g = normalise(prediction), normalise(gold)
-    if p == g:
+    if p == g or _layout(prediction) == _layout(gold):
         return True
     based = _base_verdict(p, g)
     if based is not None:
@@ -123,6 +123,106 @@ def _base_verdict(prediction: str, gold: str) -> bool | None:
     if re.fullmatch(r"[0-9A-Z]+", other):
         return based.group(1) == other
     return None
+
+
+# -- equality up to layout: the same tokens in the same order, however braced and spaced
+
+_LAYOUT_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\s+|.", re.DOTALL)  # a digit is a token: x^12 is x^{1}2
+_FUNCTIONS = frozenset(
+    "\\" + name for name in "sin cos tan sec csc cot arcsin arccos arctan sinh cosh tanh ln log exp".split()
+)
+_AFTER_ATOM = frozenset(("+", "-", "=", ",", ")", "]", "}", "<", ">"))
+MAX_LAYOUT_CHARS = 2000
+_NOTHING = frozenset(("\\left", "\\right", "\\displaystyle", "\\,", "\\!", "\\;", "\\:", "\\ ", "$"))
+_SPELLING = {"\\dfrac": "\\frac", "\\tfrac": "\\frac"}
+
+
+def _layout(text: str) -> tuple[str, ...] | str:
+    """``text`` as the tokens it is read as, without what only lays it out: spacing, braces around one
+    token (``x^{2}``, ``\\cos{\\phi_i}``), and a function's argument written in braces, in parentheses
+    or bare (``\\cos\\phi_i``, ``\\cos{\\phi_i}`` and ``\\cos(\\phi_i)`` are one reading). Two answers
+    with the same layout are equal without asking SymPy (``\\arccos(0.7 \\cos \\phi_i)`` and
+    ``\\arccos{0.7\\cos{\\phi_i}}``, which SymPy can take seconds to decide). A space between two digits
+    stays (``2 3/4`` is not ``23/4``); a text too long or with unbalanced braces is its own layout.
+
+    >>> _layout("\\\\arccos(0.7 \\\\cos \\\\phi_i)") == _layout("\\\\arccos{0.7\\\\cos{\\\\phi_i}}")
+    True
+    >>> _layout("\\\\frac{4}{s^{2}+4s+5}") == _layout("\\\\frac4{s^2+4 s+5}")
+    True
+    >>> _layout("x^{12}") == _layout("x^12"), _layout("2 3/4") == _layout("23/4")
+    (False, False)
+    """
+    if len(text) > MAX_LAYOUT_CHARS:
+        return text
+    found = [_SPELLING.get(t, t) for t in _LAYOUT_TOKEN.findall(text) if t not in _NOTHING]
+    tokens = [
+        " " if t.isspace() else t
+        for k, t in enumerate(found)
+        if not t.isspace()
+        or 0 < k < len(found) - 1
+        and found[k - 1][-1:].isdigit()
+        and found[k + 1][:1].isdigit()
+    ]
+    tree = _groups(tokens)
+    return text if tree is None else tuple(_laid_out(tree))
+
+
+def _groups(tokens: list[str]) -> list[object] | None:
+    """The tokens with each ``{...}`` made a nested list; ``None`` when the braces do not balance."""
+    stack: list[list[object]] = [[]]
+    for token in tokens:
+        if token == "{":
+            stack.append([])
+        elif token == "}":
+            if len(stack) == 1:
+                return None
+            group = stack.pop()
+            stack[-1].append(group)
+        else:
+            stack[-1].append(token)
+    return stack[0] if len(stack) == 1 else None
+
+
+def _laid_out(items: list[object]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if isinstance(item, list):
+            inner = _laid_out(item)
+            out += inner if len(inner) == 1 else ["{", *inner, "}"]
+            i += 1
+            continue
+        out.append(str(item))
+        i += 1
+        if item in _FUNCTIONS and i < len(items):
+            argument, i = _argument(items, i)
+            if argument is not None:
+                out += ["(", *argument, ")"]
+    return out
+
+
+def _argument(items: list[object], i: int) -> tuple[list[str] | None, int]:
+    """A function's argument starting at ``items[i]``, laid out, and where it ends: a brace group, a
+    parenthesised group, or one atom (a letter, number or command, with a subscript) that ends the term."""
+    item = items[i]
+    if isinstance(item, list):
+        return _laid_out(item), i + 1
+    if item == "(":
+        depth = 0
+        for j in range(i, len(items)):
+            depth += (items[j] == "(") - (items[j] == ")")
+            if depth == 0:
+                return _laid_out(items[i + 1 : j]), j + 1
+        return None, i
+    if not isinstance(item, str) or item in _FUNCTIONS or not (item[:1].isalnum() or item[:1] == "\\"):
+        return None, i
+    end = i + 1
+    if end + 1 < len(items) and items[end] == "_":
+        end += 2
+    if end < len(items) and (isinstance(items[end], list) or items[end] not in _AFTER_ATOM):
+        return None, i
+    return _laid_out(items[i:end]), end
 
 
 def within_tolerance(prediction: str, gold: str, rel_tol: float) -> bool | None:
