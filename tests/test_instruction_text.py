@@ -120,6 +120,8 @@ def test_stopwords_are_nltks_english_lists() -> None:
         ("\u03bf\u0440\u0435n \u0421\u0410T", "open CAT"),  # Greek omicron, Cyrillic r/e/C/A, Latin T
         ("\ufb01ne", "fine"),  # ligature
         ("caf\u00e9", "caf\u00e9"),  # accents stay
+        # a Russian word stays Russian (it has letters with no Latin twin); a word spelt in look-alikes folds
+        ("\u043c\u0435\u0442\u043e\u0434 \u0441\u0440\u0435\u0435", "\u043c\u0435\u0442\u043e\u0434 cpee"),
     ],
 )
 def test_normalise_folds_lookalikes_and_drops_invisibles(s: str, expected: str) -> None:

@@ -262,6 +262,21 @@ _LOOKALIKES = {
     "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
 }  # fmt: skip
 _FOLD = str.maketrans(_LOOKALIKES)
+_HAS_LOOKALIKE = re.compile("[" + "".join(_LOOKALIKES) + "]")
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _fold_word(m: re.Match[str]) -> str:
+    """A word is folded when it mixes Latin letters with look-alikes, or when every letter of it is a
+    look-alike (a whole word spelt in look-alikes); a word of the other script (``привет``) stays."""
+    word = m.group(0)
+    if not _HAS_LOOKALIKE.search(word):
+        return word
+    if any("a" <= c.lower() <= "z" for c in word) or all(c in _LOOKALIKES for c in word):
+        return word.translate(_FOLD)
+    return word
+
+
 # format characters (category Cf: zero-width space/joiners, word joiner, BOM, soft hyphen, bidi marks), the
 # variation selectors and the Mongolian vowel separator: invisible, so a policy can split a word with them
 _INVISIBLE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -272,12 +287,13 @@ _INVISIBLE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u18
 def normalise(s: str, fold: bool = True) -> str:
     """The robust rules' view of a text for word and letter checks: NFKC (full-width and mathematical letters,
     ligatures become plain ones), invisible characters removed, and (``fold``, the default) Cyrillic and Greek
-    look-alikes of Latin letters folded to Latin. ASCII text is returned as is.
+    look-alikes of Latin letters folded to Latin in a word that mixes them with Latin letters or is spelt in
+    them alone (a Russian word with other Cyrillic letters stays Russian). ASCII text is returned as is.
 
     >>> normalise("\\uff42\\uff41\\uff4e\\uff4e\\uff45\\uff44 \\ufb01ne \\u03bf\\u0440en")
     'banned fine open'
-    >>> normalise("\\u043f\\u0440\\u0438\\u0432\\u0435\\u0442", fold=False)  # Russian stays Russian
-    'привет'
+    >>> normalise("\\u043f\\u0440\\u0438\\u0432\\u0435\\u0442 \\u0441\\u0435\\u0440")  # Russian; look-alikes
+    'привет cep'
     """
     if s.isascii():
         return s
@@ -285,4 +301,4 @@ def normalise(s: str, fold: bool = True) -> str:
     t = _INVISIBLE.sub("", t)
     if any(unicodedata.category(c) == "Cf" for c in t if not c.isascii()):
         t = "".join(c for c in t if c.isascii() or unicodedata.category(c) != "Cf")
-    return t.translate(_FOLD) if fold else t
+    return _LETTERS.sub(_fold_word, t) if fold and _HAS_LOOKALIKE.search(t) else t
