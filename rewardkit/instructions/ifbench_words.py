@@ -17,10 +17,12 @@ False
 
 from __future__ import annotations
 
+import gc
 import re
 import string
 import threading
 import unicodedata
+import warnings
 from collections import Counter
 from typing import Any
 
@@ -155,15 +157,24 @@ def _prime_lengths(t: str, a: dict[str, Any], ctx: Context) -> bool:
 
 
 _tag_lock = threading.Lock()
+_tagger: list[Any] = []
 
 
 def _first_tag(s: str) -> str:
     """The part-of-speech tag of the first word of ``s`` by TextBlob's pattern tagger (a Brill-style tagger
     whose lexicon ships in the ``textblob`` wheel; NLTK's perceptron tagger data is in no package)."""
-    from textblob.en import tag
+    if not _tagger:
+        with _tag_lock:
+            if not _tagger:
+                # the first call loads the lexicon files, which TextBlob leaves to the collector to close
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ResourceWarning)
+                    from textblob.en import tag
 
-    with _tag_lock:  # the pattern parser loads its lexicon lazily on first use
-        tagged = tag(s)
+                    tag("Warm the tagger up.")
+                    gc.collect()
+                _tagger.append(tag)
+    tagged = _tagger[0](s)
     return str(tagged[0][1]) if tagged else ""
 
 
