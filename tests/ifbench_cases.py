@@ -25,8 +25,8 @@ AFRICA = [
 ]  # fmt: skip
 CAPITALS = (
     "Reykjavik, Helsinki, Oslo, Tallinn, Stockholm, Riga, Moscow, Copenhagen, Vilnius, Minsk, Dublin, "
-    "Berlin, Amsterdam, Warsaw, London, Brussels, Prague, Luxembourg, Paris, Vienna, Bratislava, Budapest, Vaduz, "
-    "Chisinau, Bern, Ljubljana, Zagreb"
+    "Berlin, Amsterdam, Warsaw, London, Brussels, Prague, Luxembourg, Paris, Vienna, Bratislava, Budapest, "
+    "Vaduz, Chisinau, Bern, Ljubljana, Zagreb"
 )
 _STEMS = [
     "Who painted it?",
