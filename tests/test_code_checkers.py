@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 
 from rewardkit import get
+from rewardkit.core import RewardError
+from rewardkit.registry import info
 from rewardkit.sandbox.checker import CheckerError, read_checker
+from rewardkit.sandbox.compile import clear_cache
 from tests.support.timing import busy
 
 
@@ -107,12 +110,16 @@ FAILING = [
     ("import os\nos._exit(0)", "NoReport"),  # leaves without a verdict
     ({"language": "python", "source": "def ("}, "SyntaxError"),  # does not compile
     ("import ctypes\nctypes.string_at(0)", "SIGSEGV"),  # dies on a signal
+    ({"language": "cpp", "source": "int main() { return 0; }"}, None),  # C++ without testlib: fine, AC
 ]
 
 
 @pytest.mark.parametrize(("checker", "said"), FAILING)
-def test_a_failing_checker_is_a_checker_error(checker: Any, said: str) -> None:
+def test_a_failing_checker_is_a_checker_error(checker: Any, said: str | None) -> None:
     scored = judge([PERMUTATION], checker, PERMUTATIONS)
+    if said is None:
+        assert scored.values == [1.0]
+        return
     assert (scored.values, scored.reasons) == ([None], ["checker_error"])
     assert said in scored.details[0]["error"]
 
@@ -122,7 +129,7 @@ def test_a_hanging_checker_is_cut_at_its_own_limit() -> None:
     scored = judge([PERMUTATION], "while True:\n    pass", PERMUTATIONS, checker_timeout_s=1.0)
     assert (scored.values, scored.reasons) == ([None], ["checker_error"])
     assert "ran past its 1 s limit" in scored.details[0]["error"]
-    assert time.monotonic() - began < busy(15.0)
+    assert time.monotonic() - began < 15.0 * busy()
 
 
 def test_unreadable_checkers() -> None:
@@ -175,3 +182,148 @@ print(open(found[0]).read() if found else "nothing")
     scored = judge([peeking], PERMUTATION_CHECKER, PERMUTATIONS)
     assert scored.values == [0.0]
     assert scored.details[0]["first_failure"]["got"] == "nothing\n"
+
+
+# testlib-style C++ checkers, compiled with rewardkit's own header (sandbox/data/testlib_lite.h) in place of
+# testlib.h, each once, and run sandboxed like the Python ones.
+CPP_PERMUTATION = """#include "testlib.h"
+#include <set>
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    int n = inf.readInt();
+    std::set<int> seen;
+    for (int i = 0; i < n; ++i) {
+        int x = ouf.readInt(1, n, "p_i");
+        if (!seen.insert(x).second) quitf(_wa, "%d appears twice", x);
+    }
+    ans.readToken();
+    quitf(_ok, "a permutation of %d", n);
+}
+"""
+CPP_FLOAT = """#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    int n = 0;
+    while (!ans.seekEof()) {
+        double want = ans.readDouble(), got = ouf.readDouble();
+        ++n;
+        if (!doubleCompare(want, got, 1e-3))
+            quitf(_wa, "%d%s number: expected %.6f, found %.6f", n, englishEnding(n).c_str(), want, got);
+    }
+    quitf(_ok, "%d numbers", n);
+}
+"""
+
+
+def test_a_testlib_permutation_checker_in_cpp() -> None:
+    ascending = "print(*range(1, int(input()) + 1))"
+    descending = "print(*range(int(input()), 0, -1))"
+    repeated = "print(*[1] * int(input()))"
+    short = "input()\nprint(1)"
+    extra = "n = int(input())\nprint(*range(1, n + 1), 7)"  # right, then more: testlib's "extra information"
+    outside = "n = int(input())\nprint(*range(2, n + 2))"  # a value outside readInt's range: WA
+    scored = judge([ascending, descending, repeated, short, extra, outside], CPP_PERMUTATION, PERMUTATIONS)
+    assert scored.values == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert scored.reasons == [
+        None,
+        None,
+        "wrong_answer:0",
+        "presentation_error:0",
+        "presentation_error:0",
+        "wrong_answer:0",
+    ]
+    messages = [d["first_failure"]["checker"] for d in scored.details[2:]]
+    assert messages[0] == "wrong answer 1 appears twice"
+    assert messages[1].startswith("wrong output format unexpected end of file")
+    assert messages[2] == "wrong output format Extra information in the output file"
+    assert messages[3] == "wrong answer p_i = 4 is outside [1, 3] (output)"
+
+
+def test_a_testlib_float_checker_in_cpp() -> None:
+    close = "print(round(int(input()) / 3, 4))"
+    far = "print(round(int(input()) / 3, 1))"
+    scored = judge([close, far, "print('third')"], CPP_FLOAT, THIRDS)
+    assert scored.reasons == [None, "wrong_answer:0", "presentation_error:0"]
+    assert scored.details[1]["first_failure"]["checker"].startswith(
+        "wrong answer 1st number: expected 0.333333"
+    )
+
+
+CPP_BODY = (
+    '#include "testlib.h"\nint main(int argc, char* argv[]) {{\n    registerTestlibCmd(argc, argv);\n{}\n}}\n'
+)
+# (checker's body, what its failure says): a C++ checker that fails is None with checker_error too
+CPP_FAILING = [
+    ('    quitf(_fail, "the jury\'s answer is broken");', "testlib's _fail"),
+    ("    volatile int* p = nullptr;\n    return *p;", "SIGSEGV"),
+    ("    return 42;", "exited with 42"),
+    ("    undefined_call();", "does not compile"),
+    (
+        '    for (int i = 0; i < 9; ++i) ans.readInt();\n    quitf(_ok, "");',
+        "testlib's _fail",
+    ),  # short answer
+]
+
+
+@pytest.mark.parametrize(("body", "said"), CPP_FAILING)
+def test_a_failing_cpp_checker_is_a_checker_error(body: str, said: str) -> None:
+    scored = judge([PERMUTATION], CPP_BODY.format(body), PERMUTATIONS)
+    assert (scored.values, scored.reasons) == ([None], ["checker_error"])
+    assert said in scored.details[0]["error"]
+
+
+def test_a_hanging_cpp_checker_is_cut_at_its_own_limit() -> None:
+    began = time.monotonic()
+    scored = judge([PERMUTATION], CPP_BODY.format("    for (;;) {}"), PERMUTATIONS, checker_timeout_s=1.0)
+    assert (scored.values, scored.reasons) == ([None], ["checker_error"])
+    assert "ran past its 1 s limit" in scored.details[0]["error"]
+    assert time.monotonic() - began < 60.0 * busy()  # the compile (once), then one test's limit
+
+
+def test_a_cpp_checker_is_compiled_once() -> None:
+    clear_cache()
+    unique = CPP_PERMUTATION + "// compiled once\n"
+    began = time.monotonic()
+    judge([PERMUTATION], unique, PERMUTATIONS)
+    first = time.monotonic() - began
+    began = time.monotonic()
+    again = judge(["print(*range(int(input()), 0, -1))"], unique, PERMUTATIONS)  # new outputs, same checker
+    assert again.values == [1.0]
+    assert time.monotonic() - began < first  # no second compile (g++ on the header takes most of the first)
+
+
+def test_the_operator_names_a_real_testlib(tmp_path: Path) -> None:
+    # an operator's testlib.h (here a stand-in of ours whose quitf says who it is) replaces our header
+    own = tmp_path / "testlib.h"
+    own.write_text(
+        "#include <cstdio>\n#include <cstdlib>\nenum TResult { _ok, _wa };\n"
+        "inline void registerTestlibCmd(int, char**) {}\n"
+        "inline void quitf(TResult r, const char*) {\n"
+        '    std::fprintf(stderr, "operator\'s header");\n'
+        "    std::exit(r);\n}\n"
+    )
+    checker = CPP_BODY.format('    quitf(_wa, "no");')
+    scored = judge([PERMUTATION], checker, PERMUTATIONS, testlib=str(own))
+    assert scored.reasons == ["wrong_answer:0"]
+    assert scored.details[0]["first_failure"]["checker"] == "operator's header"
+    assert "testlib" not in info("code").caller_params  # a server setting, never a caller's
+    with pytest.raises(RewardError, match="testlib must be the path of a testlib.h"):
+        get("code", testlib=str(tmp_path / "missing.h"))
+
+
+def test_cpp_programs_with_a_cpp_checker() -> None:
+    reward = get("code", max_concurrency=4)
+    program = (
+        "#include <bits/stdc++.h>\nint main() { int n; std::cin >> n; "
+        "for (int i = n; i >= 1; --i) std::cout << i << ' '; std::cout << '\\n'; }"
+    )
+    broken = (
+        '#include <cstdio>\nint main() { int n; scanf("%d", &n); for (int i = 0; i < n; ++i) printf("1 "); }'
+    )
+    scored = reward.score_detailed(
+        [fenced(program, "cpp"), fenced(broken, "cpp")],
+        tests=[PERMUTATIONS] * 2,
+        checker=[CPP_PERMUTATION] * 2,
+    )
+    assert scored.values == [1.0, 0.0]
+    assert scored.reasons == [None, "wrong_answer:0"]
