@@ -13,7 +13,7 @@ Case = tuple[str, dict[str, Any], str, bool, bool, str]
 
 
 KW5 = {"keyword1": "cat", "keyword2": "dog", "keyword3": "owl", "keyword4": "bee", "keyword5": "ant"}
-FIVE = "cat dog dog owl owl owl " + "bee " * 5 + "ant " * 7
+FIVE = "Today the cat met one dog, then a dog, an owl, owl, owl, " + "bee " * 5 + "ant " * 7
 AFRICA = [
     "Zimbabwe", "Zambia", "Uganda", "Tunisia", "Togo", "Tanzania", "Sudan", "South Sudan", "South Africa",
     "Somalia", "Sierra Leone", "Seychelles", "Senegal", "Sao Tome and Principe", "Rwanda", "Nigeria",
@@ -81,6 +81,7 @@ IFBENCH: list[Case] = [
     ("ratio:sentence_balance", {}, "no sentence marks at all", True, False, "hack: none of each"),
     ("count:conjunctions", {"small_n": 3}, "I came and saw, but left, so there.", True, True, "and but so"),
     ("count:conjunctions", {"small_n": 3}, "I came and saw.", False, False, "one conjunction"),
+    ("count:conjunctions", {"small_n": 3}, "and but so or yet", True, False, "hack: conjunctions alone"),
     (
         "count:conjunctions",
         {"small_n": 3},
@@ -89,7 +90,8 @@ IFBENCH: list[Case] = [
         False,
         "hack: one conjunction, three spellings",
     ),
-    ("count:person_names", {"N": 2}, "Emma met Liam.", True, True, "two names"),
+    ("count:person_names", {"N": 2}, "Emma met Liam at the park.", True, True, "two names"),
+    ("count:person_names", {"N": 2}, "Emma, Liam, Noah.", True, False, "hack: a bare list of names"),
     ("count:person_names", {"N": 2}, "Emma met nobody.", False, False, "one name"),
     ("count:person_names", {"N": 2}, "An avalanche in Miami.", False, False, "lower-case 'ava' is no name"),
     ("count:person_names", {"N": 2}, "Avalanche hit Miami.", True, False, "hack: names inside other words"),
@@ -109,11 +111,20 @@ IFBENCH: list[Case] = [
     ("count:punctuation", {}, "Wait, what?! Yes; indeed: done. Go! Why?", True, True, "every mark"),
     ("count:punctuation", {}, "Wait, what? Yes; indeed: done.", False, False, "no interrobang"),
     ("count:punctuation", {}, "Hello?! There.", False, False, "no comma, semicolon or colon"),
+    ("count:punctuation", {}, ".,!?;:?!", True, False, "hack: the marks alone"),
     ("count:pronouns", {"N": 3}, "I told her she/her was fine.", True, True, "I, her, she, her"),
     ("count:pronouns", {"N": 3}, "The cat sat.", False, False, "none"),
     ("count:pronouns", {"N": 1}, "It works.", True, True, "it"),
     ("count:keywords_multiple", KW5, FIVE, True, True, "1, 2, 3, 5, 7"),
     ("count:keywords_multiple", KW5, "cat dog", False, False, "too few"),
+    (
+        "count:keywords_multiple",
+        KW5,
+        "cat dog dog owl owl owl " + "bee " * 5 + "ant " * 7,
+        True,
+        False,
+        "hack: the keywords and nothing else",
+    ),
     (
         "count:keywords_multiple",
         KW5,
@@ -321,6 +332,7 @@ IFBENCH: list[Case] = [
     ("format:title_case", {}, "The Cat Sat On The Mat", True, True, "title case"),
     ("format:title_case", {}, "The cat sat", False, False, "lower-case words"),
     ("format:title_case", {}, "A Cat", True, True, "one-letter word"),
+    ("format:title_case", {}, "123 ... !!!", True, False, "hack: no word at all"),
     (
         "format:output_template",
         {},

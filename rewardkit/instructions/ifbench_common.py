@@ -20,7 +20,7 @@ from functools import lru_cache
 from rewardkit.instructions.base import Context
 from rewardkit.instructions.text import normalise
 
-__all__ = ["PUNCT", "count_word", "drop_punct", "filler", "letters", "strip_punct", "view"]
+__all__ = ["PUNCT", "count_word", "drop_punct", "filler", "letters", "other_words", "strip_punct", "view"]
 
 #: ASCII punctuation, as IFBench's ``''.join(string.punctuation)``
 PUNCT = string.punctuation
@@ -68,3 +68,17 @@ def count_word(text: str, word: str) -> int:
     2
     """
     return len(_word_re(word).findall(text))
+
+
+def other_words(text: str, skip: set[str] | frozenset[str]) -> int:
+    """How many words of ``text`` (letters, punctuation stripped, lower-cased) are not in ``skip``: what a
+    response says besides the words a constraint asks for (``skip`` lower-case).
+
+    >>> other_words("Emma and Liam met at noon.", {"emma", "liam"})
+    4
+    """
+    return sum(
+        1
+        for w in text.split()
+        if (b := strip_punct(w).lower()) and any(c.isalpha() for c in b) and b not in skip
+    )

@@ -22,7 +22,7 @@ from typing import Any
 
 from rewardkit.instructions.args import integer, number, text
 from rewardkit.instructions.base import Context, instruction
-from rewardkit.instructions.ifbench_common import drop_punct, filler, letters, strip_punct, view
+from rewardkit.instructions.ifbench_common import drop_punct, filler, letters, other_words, strip_punct, view
 from rewardkit.instructions.text import count_words, split_sentences, stopwords
 
 __all__: list[str] = []
@@ -117,6 +117,7 @@ def _sentence_balance(t: str, a: dict[str, Any], ctx: Context) -> bool:
 
 
 _CONJUNCTIONS = ("and", "but", "for", "nor", "or", "so", "yet")
+_CONJUNCTION_SET = frozenset(_CONJUNCTIONS)
 
 
 @instruction(
@@ -124,7 +125,7 @@ _CONJUNCTIONS = ("and", "but", "for", "nor", "or", "so", "yet")
     rule="at least small_n distinct coordinating conjunctions (and but for nor or so yet)",
     read=_n("small_n"),
     robust="a conjunction counts once whatever its case and punctuation (the reference counts 'and', 'And,' "
-    "and 'and.' as three)",
+    "and 'and.' as three), and the response says something else (at least 3 other words)",
     source=_SRC,
 )
 def _conjunctions(t: str, a: dict[str, Any], ctx: Context) -> bool:
@@ -133,6 +134,8 @@ def _conjunctions(t: str, a: dict[str, Any], ctx: Context) -> bool:
         bare = strip_punct(word).lower()
         if bare in _CONJUNCTIONS:
             found.add(bare if ctx.robust else word)
+    if ctx.robust and other_words(view(t, ctx), _CONJUNCTION_SET) < 3:
+        return False
     return len(found) >= int(a["small_n"])
 
 
@@ -143,6 +146,7 @@ _NAMES = (
     "Nathan Victoria Elijah Layla Nicholas Audrey David Hannah Christopher Penelope Thomas Nora Andrew Aria "
     "Joseph Claire Ryan Stella Jonathan"
 ).split()
+_NAME_SET = frozenset(n.lower() for n in _NAMES)
 _NAME_RE = {name: re.compile(rf"(?<![^\W_]){name}(?![^\W_])") for name in _NAMES}
 
 
@@ -150,12 +154,15 @@ _NAME_RE = {name: re.compile(rf"(?<![^\W_]){name}(?![^\W_])") for name in _NAMES
     "count:person_names",
     rule="at least N distinct names from IFBench's list of 50 appear",
     read=_n("N"),
-    robust="a name counts as a whole word ('Ava' in 'Avalanche' or 'Mia' in 'Miami' is not a name)",
+    robust="a name counts as a whole word ('Ava' in 'Avalanche' or 'Mia' in 'Miami' is not a name), and a "
+    "bare list of names fails (at least 3 other words)",
     source=_SRC,
 )
 def _person_names(t: str, a: dict[str, Any], ctx: Context) -> bool:
     t = view(t, ctx)
     if ctx.robust:
+        if other_words(t, _NAME_SET) < 3:
+            return False
         return sum(1 for n in _NAMES if _NAME_RE[n].search(t)) >= int(a["N"])
     return sum(1 for n in _NAMES if n in t) >= int(a["N"])
 
@@ -198,10 +205,11 @@ def _numbers(t: str, a: dict[str, Any], ctx: Context) -> bool:
 @instruction(
     "count:punctuation",
     rule="uses . , ! ? ; : and an interrobang (?!, !? or ‽); the interrobang's marks do not count for . ! ?",
+    robust="the marks punctuate words: a response of marks alone fails (at least 3 words)",
     source=_SRC,
 )
 def _punctuation(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    if not ("!?" in t or "?!" in t or "‽" in t):
+    if not ("!?" in t or "?!" in t or "‽" in t) or (ctx.robust and other_words(t, frozenset()) < 3):
         return False
     rest = t.replace("?!", "", 1)
     if len(rest) == len(t):
@@ -237,11 +245,14 @@ _TIMES = (1, 2, 3, 5, 7)
     "count:keywords_multiple",
     rule="keyword1..keyword5 appear exactly 1, 2, 3, 5 and 7 times (case-insensitive substring counts)",
     read=_five,
-    robust="a keyword counts as a whole word, not inside another word ('cat' in 'concatenate')",
+    robust="a keyword counts as a whole word, not inside another word ('cat' in 'concatenate'), and the "
+    "keywords alone fail (at least 5 other words)",
     source=_SRC,
 )
 def _keywords_multiple(t: str, a: dict[str, Any], ctx: Context) -> bool:
     low = view(t, ctx).lower()
+    if ctx.robust and other_words(low, {a[f"keyword{i}"].lower() for i in range(1, 6)}) < 5:
+        return False
     for i, times in enumerate(_TIMES, start=1):
         word = a[f"keyword{i}"].lower()
         if ctx.robust:

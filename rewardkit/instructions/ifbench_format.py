@@ -24,7 +24,7 @@ from typing import Any
 from rewardkit.instructions.args import text
 from rewardkit.instructions.base import Context, instruction
 from rewardkit.instructions.ifbench_common import PUNCT, drop_punct, letters, strip_punct
-from rewardkit.instructions.text import split_sentences, word_tokens
+from rewardkit.instructions.text import normalise, split_sentences, word_tokens
 
 __all__: list[str] = []
 
@@ -305,10 +305,14 @@ def _no_bullets_bullets(t: str, a: dict[str, Any], ctx: Context) -> bool:
 @instruction(
     "format:title_case",
     rule="no NLTK word token starts lower-case with a cased rest (e.g. 'the', 'iPHONE')",
+    robust="normalised text; at least one capitalised word (a response of digits and marks has none)",
     source=_SRC,
 )
 def _title_case(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    for word in word_tokens(t):
+    words = word_tokens(normalise(t) if ctx.robust else t)
+    if ctx.robust and not any(w[0].isupper() and w[1:].islower() for w in words):
+        return False
+    for word in words:
         head, rest = word[0], word[1:]
         if head.isupper() and rest.islower():
             continue
