@@ -58,6 +58,7 @@ CXX = ["nice", "-n", "10", "g++", "-O2", "-std=c++17"]
 WRONG = ("WA", "TLE", "RE")
 GEN_TIMEOUT_S = 30.0
 COMPILE_TIMEOUT_S = 180.0
+CHECKER_FILES = (16 << 20) - 4096  # a test's input + 2 x its output, at most (see _fits_checker)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
 
 
@@ -75,7 +76,7 @@ class Prepared:
     problem: str  # e.g. "tree/lca"
     timelimit: float
     tests: list[str] = field(default_factory=list)  # test names, in order (files under tests/)
-    left_out: int = 0  # tests over --max-input-bytes
+    left_out: int = 0  # tests over --max-input-bytes, or too large for the checker's sandbox
     solutions: list[Solution] = field(default_factory=list)
     correct_max_s: float = 0.0
     used: bool = False
@@ -206,7 +207,7 @@ def prepare(root: Path, folder: Path, k: int, max_input: int) -> Prepared:
     config = info(folder)
     name = folder.relative_to(root).as_posix()
     cache = folder / "rewardkit.json"
-    key = {"k": k, "max_input": max_input}
+    key = {"k": k, "max_input": max_input, "checker_files": CHECKER_FILES}
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
@@ -280,6 +281,10 @@ def _prepare(
             checker, tests / f"{case}.in", tests / f"{case}.out", tests / f"{case}.out"
         ):
             raise ValueError(f"correct.cpp on {case}: {verdict}, or its output fails the checker")
+        prepared.left_out += not _fits_checker(tests, case)
+    prepared.tests = [c for c in prepared.tests if _fits_checker(tests, c)]
+    if not prepared.tests:
+        raise ValueError("no test small enough for the checker's sandbox")
     scratch = folder / "scratch.out"
     for solution in prepared.solutions:
         solution.reference = "AC"
@@ -299,6 +304,14 @@ def _prepare(
     passing = [s.name for s in prepared.solutions if s.reference == "AC"]
     if passing:
         prepared.why_not = f"the small tests do not fail {', '.join(passing)} (reference judge: AC)"
+
+
+def _fits_checker(tests: Path, case: str) -> bool:
+    """Whether the checker's sandbox takes the test: its input, output and answer arrive as one stdin
+    file, and a sandboxed file is at most ``Limits.file_mb`` (16 MiB; the checker's limits are the
+    reward's own, no setting)."""
+    size = (tests / f"{case}.in").stat().st_size + 2 * (tests / f"{case}.out").stat().st_size
+    return size <= CHECKER_FILES
 
 
 #: quoted includes a solution keeps (none today: every quoted include of a solution is inlined)
