@@ -169,6 +169,9 @@ _ANSWER_ONLY_LINE = re.compile(
 MIN_ANSWER_RUN = 3  # this many answer-only lines in a row end a completion as a loop, not as a choice
 
 
+_LONE_LETTER = re.compile(r"[(\[]?([A-Z])[)\]]?\.?")
+
+
 def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | None:
     """The one option the final sentence names: as ``(D)``, ``option D``, ``选项是D`` or a letter it ends on
     after "is" (``In the figure above, the greatest angle is (D).``, ``so the count is C.``); else the
@@ -183,6 +186,9 @@ def _named_in_final_sentence(text: str, options: Mapping[str, str]) -> str | Non
     lines = [line.strip().strip("*").strip() for line in text.rstrip().split("\n") if line.strip()][-2:]
     if len(lines) > 1 and all(_LABELLED.match(line) for line in lines):
         return None  # "A) soup\nB) water\n...": the options listed, none chosen
+    lone = _LONE_LETTER.fullmatch(lines[-1]) if lines else None
+    if lone is not None and lone.group(1) in options:
+        return lone.group(1)  # the reasoning, then the option's letter alone on the last line
     labelled = _labelled(lines[-1], options) if lines else None  # first: an option's text may say "not"
     if labelled is not None:
         return labelled
@@ -261,6 +267,51 @@ def _leading_yes_no(text: str, options: Mapping[str, str]) -> str | None:
     return letters[word]
 
 
+MAX_STATEMENT_CHARS = 300  # a yes/no answered by a statement: a sentence or two, no working
+_NEGATION = re.compile(r"\b(?:not|never|neither|nor|none|no)\b|n[’']t\b", re.IGNORECASE)
+_YES_NO_WORD = re.compile(r"\b(?:yes|no)\b", re.IGNORECASE)
+# a statement that declines or doubts is no answer ("I cannot tell whether ...", "It is unclear ...", "The
+# text does not provide ..."), nor one about the question or its options ("The correct option letter is D.")
+_DECLINES = re.compile(
+    r"\b(?:cannot|can[’']t|unable|impossible|unclear|not clear|not possible|not sure|uncertain|sorry"
+    r"|determine|difficult|hard to|depends|information|provided?|question|options?|letter|answer|choice"
+    r"|not (?:visible|shown|given)|as an ai|image)\b",
+    re.IGNORECASE,
+)
+
+
+def _implied_yes_no(text: str, options: Mapping[str, str]) -> str | None:
+    """The Yes or No option a short statement implies when the text answers a yes/no question by
+    restating it (``Teal is not the largest slice.`` for "Is Teal the largest?" is No; ``There are fewer
+    red trucks than blue bicycles.`` is Yes), as MathVista's extraction reads such answers: No when its
+    first sentence is negated, else Yes. Only for options that include both Yes and No, a statement of at
+    most :data:`MAX_STATEMENT_CHARS` with neither word, no question, and nothing declining or doubting (``I
+    cannot tell from the image``, ``It is unclear``, hedges).
+
+    >>> yes_no = read_choices(["Yes", "No"])
+    >>> [_implied_yes_no(t, yes_no) for t in ("Teal is not the largest slice.", "There are fewer cars.",
+    ...                                       "I cannot tell from the picture.", "Maybe it is larger.")]
+    ['B', 'A', None, None]
+    """
+    letters = {_plain(option): letter for letter, option in options.items()}
+    if "yes" not in letters or "no" not in letters:
+        return None
+    statement = text.strip().strip("*").strip()
+    if (
+        not statement
+        or len(statement) > MAX_STATEMENT_CHARS
+        or not statement.endswith(".")
+        or "?" in statement
+        or _YES_NO_WORD.search(statement)
+        or _DECLINES.search(statement)
+        or _HEDGE.search(statement)
+        or any(c.isdigit() for c in statement)
+    ):
+        return None
+    first = re.split(r"(?<=[.!])\s", statement, maxsplit=1)[0]
+    return letters["no" if _NEGATION.search(first) else "yes"]
+
+
 def _before_answer_loop(text: str) -> str:
     """``text`` up to the first of the answer-only lines that end it, when there are at least
     :data:`MIN_ANSWER_RUN` of them and the first answer comes back among them: a model that states its
@@ -314,18 +365,30 @@ def read_choice(
     if text is None:
         return None, None
     text = _before_answer_loop(text)
-    stated = [answer_letter(value, options) for _, value in stated_answers(text)]
+    found = stated_answers(text)
+    stated = [answer_letter(value, options) for _, value in found]
     if len({letter for letter in stated if letter is not None}) > MAX_CHOICES_STATED:
         return None, SEVERAL
     answer = answer_in(text, mode=mode).answer
-    if stated and stated[-1] is not None and answer is not None and answer_letter(answer, options) is None:
+    boxed_at = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
+    if (
+        stated
+        and stated[-1] is not None
+        and found[-1][0] > boxed_at  # "The answer is (C)." then working that boxes 77: the box is the answer
+        and answer is not None
+        and answer_letter(answer, options) is None
+    ):
         return stated[-1], None  # a letter stated after a boxed value: the value was the working
     if answer:
         letter = answer_letter(answer, options)
         if letter is not None:
             return letter, None
     if options is not None:
-        named = _named_in_final_sentence(text, options) or _leading_yes_no(text, options)
+        named = (
+            _named_in_final_sentence(text, options)
+            or _leading_yes_no(text, options)
+            or _implied_yes_no(text, options)
+        )
         if named is not None:
             return named, None
     if len(text.strip()) > BARE_CHARS:
