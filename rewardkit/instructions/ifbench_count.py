@@ -7,7 +7,7 @@ here); ``rules="robust"`` reads the normalised text and closes the hacks each sp
 >>> from rewardkit.instructions.base import TABLE, Context
 >>> check = TABLE["count:keywords_multiple"].check
 >>> kw = {"keyword1": "cat", "keyword2": "dog", "keyword3": "owl", "keyword4": "bee", "keyword5": "ant"}
->>> text = "cat dog dog owl owl owl " + "bee " * 5 + "ant " * 7
+>>> text = "My cat met a dog, a dog, an owl, owl, owl, " + "bee " * 5 + "ant " * 7
 >>> check(text, kw, Context(rules="reference")), check(text, kw, Context(rules="robust"))
 (True, True)
 >>> stuffed = text + " concatenate"  # 'cat' inside another word
