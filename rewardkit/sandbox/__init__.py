@@ -46,6 +46,9 @@ Stdin/stdout and call-based tests are compared outside the sandbox, which never 
 - ``sandbox/pool.py``: many sandboxes at once, deduplicated, within the deadline; readiness
 - ``sandbox/cases.py``: the test formats of code datasets, read into one form
 - ``sandbox/compare.py``: outputs compared as the datasets' judges do
+- ``sandbox/checker.py``: special judges (a row's Python or testlib-style C++ checker), run sandboxed
+- ``sandbox/scoring.py``: the scoring modes: all, fraction, open-r1's weighted_sum, IOI subtasks
+- ``sandbox/tally.py``: one program's test results as they end, and its verdict (reason, score, details)
 """
 
 from rewardkit.sandbox.bwrap import SandboxConfig
