@@ -147,7 +147,7 @@ _NAMES = (
     "Joseph Claire Ryan Stella Jonathan"
 ).split()
 _NAME_SET = frozenset(n.lower() for n in _NAMES)
-_NAME_RE = {name: re.compile(rf"(?<![^\W_]){name}(?![^\W_])") for name in _NAMES}
+_NAME_WORD = re.compile(rf"(?<![^\W_])({'|'.join(_NAMES)})(?![^\W_])")
 
 
 @instruction(
@@ -163,7 +163,7 @@ def _person_names(t: str, a: dict[str, Any], ctx: Context) -> bool:
     if ctx.robust:
         if other_words(t, _NAME_SET) < 3:
             return False
-        return sum(1 for n in _NAMES if _NAME_RE[n].search(t)) >= int(a["N"])
+        return len(set(_NAME_WORD.findall(t))) >= int(a["N"])
     return sum(1 for n in _NAMES if n in t) >= int(a["N"])
 
 

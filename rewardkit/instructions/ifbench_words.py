@@ -189,7 +189,7 @@ def _start_verb(t: str, a: dict[str, Any], ctx: Context) -> bool:
     if not tokens or not tokens[0][:1].isalpha():
         return False
     first = sentences(t.strip())[0]
-    return "VB" in _first_tag(first[:400])
+    return "VB" in _first_tag(" ".join(first.split()[:12]))  # the tagger's context rules look a few words on
 
 
 @instruction(
