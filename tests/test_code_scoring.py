@@ -191,3 +191,19 @@ def test_subtask_modes_need_subtasks_and_unknown_modes_are_refused() -> None:
     assert (bad_points.values, bad_points.reasons) == ([None], ["bad_tests"])
     with pytest.raises(RewardError, match="mode must be one of"):
         get("code", mode="partial")
+
+
+CPP_DOUBLE = '#include <cstdio>\nint main() { long long n; scanf("%lld", &n); printf("%lld\\n", 2 * n); }'
+CPP_SMALL_ONLY = (
+    '#include <cstdio>\nint main() { int n; scanf("%d", &n); printf("%d\\n", n < 100 ? 2 * n : 0); }'
+)
+CPP_BROKEN = '#include <cstdio>\nint main() { printf("%d\\n", undeclared); }'
+
+
+def test_weighted_sum_and_subtasks_with_cpp_programs() -> None:
+    programs = [fenced(p, "cpp") for p in (CPP_DOUBLE, CPP_SMALL_ONLY, CPP_BROKEN)]
+    scored = run("weighted_sum", programs, tests=[TESTS] * 3)
+    assert scored.values == pytest.approx([1.1, 0.05, -0.1])  # open-r1's no_compile_reward for g++'s error
+    assert scored.reasons == [None, "wrong_answer:2", "compile_error"]
+    subtasks = run("subtasks", programs, tests=[SUBTASK_TESTS] * 3, subtask_points=[{"1": 30, "2": 70}] * 3)
+    assert subtasks.values == pytest.approx([1.0, 0.3, 0.0])
