@@ -8,7 +8,7 @@ SERVE_STAMP := $(VENV)/.installed-serve-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-serve serve test lint typecheck pytest bench wheel clean browser
+.PHONY: install install-serve serve test lint typecheck pytest bench wheel clean browser compilers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,11 @@ typecheck: install
 browser:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
-pytest: install browser
+# The code reward compiles C++ and C programs (in its sandboxes) with the distribution's g++ and gcc.
+compilers:
+	command -v g++ >/dev/null || (apt-get update -qq && apt-get install -y -qq g++ >/dev/null)
+
+pytest: install browser compilers
 	$(BIN)/pytest
 
 test: lint typecheck pytest
