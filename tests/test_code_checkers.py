@@ -327,3 +327,22 @@ def test_cpp_programs_with_a_cpp_checker() -> None:
     )
     assert scored.values == [1.0, 0.0]
     assert scored.reasons == [None, "wrong_answer:0"]
+
+
+def test_a_checker_gets_the_programs_limits_too() -> None:
+    # no process: a Python checker's fork is refused (its exception: the checker failed) ...
+    forking = "import os\nos.fork()"
+    scored = judge([PERMUTATION], forking, PERMUTATIONS)
+    assert (scored.values, scored.reasons) == ([None], ["checker_error"])
+    assert "BlockingIOError" in scored.details[0]["error"]
+    # ... and a C++ checker's: it says so as a wrong answer, where a fork that worked would accept
+    fork_cpp = CPP_BODY.format('    if (fork() < 0) quitf(_wa, "fork refused");\n    quitf(_ok, "forked");')
+    scored = judge([PERMUTATION], "#include <unistd.h>\n" + fork_cpp, PERMUTATIONS)
+    assert scored.reasons == ["wrong_answer:0"]
+    assert scored.details[0]["first_failure"]["checker"] == "wrong answer fork refused"
+    # memory past checker_memory_mb ends the checker, not the host
+    hungry = CPP_BODY.format(
+        '    std::vector<char> big(size_t(2) << 30, 1);\n    quitf(big[12345] ? _ok : _wa, "touched");'
+    )
+    scored = judge([PERMUTATION], hungry, PERMUTATIONS, checker_memory_mb=256)
+    assert (scored.values, scored.reasons) == ([None], ["checker_error"])
