@@ -45,6 +45,10 @@ GRADES = '"StudentID"\t"Subject"\t"Grade"\t"Semester"\t"Score"\n' + "\n".join(
     f'"{i}"\t"Math"\t"A"\t"Fall"\t"9{i}"' for i in range(1, 4)
 )
 REQUEST = "Write a short poem about the sea."
+NAPOLEON = (
+    "1793-12-18, 1796-04-12, 1796-11-15, 1797-01-14, 1798-07-21, 1800-06-14, 1805-10-20, 1805-12-02, "
+    "1806-10-14, 1807-06-14, 1809-07-05, 1815-06-18"
+)
 _NAMES = "Ann Bo Cy Di Ed Flo Gus Hal Ida Jo Kai Lu Mo Ned Oz Pat Quin Ray Sal Tom Uma Val Wes Xan Yul Zed"
 ALPHABET_STORY = " ".join(f"{w} went home." for w in _NAMES.split())
 
@@ -298,6 +302,7 @@ IFBENCH: list[Case] = [
     ("format:line_indent", {}, "a\n  b\n  c", False, False, "flat step"),
     ("format:line_indent", {}, "one line only", True, False, "hack: a single line"),
     ("format:line_indent", {}, "a\n\n\n  b", False, True, "bug: a blank line after a blank line kept"),
+    ("format:line_indent", {}, "a\n\tb\n\t\tc", False, True, "bug: tab indentation not counted"),
     ("format:quote_unquote", {}, 'He said "go" and left.', True, True, "quote then text"),
     ("format:quote_unquote", {}, 'He said "go" "now"', False, False, "two quotes touch"),
     ("format:quote_unquote", {}, "No quotes here at all.", True, False, "hack: no quoted phrase"),
@@ -405,7 +410,15 @@ IFBENCH: list[Case] = [
     ("custom:csv_quotes", {}, GRADES, True, True, "tabs, quotes, 3 rows"),
     ("custom:csv_quotes", {}, GRADES.replace('"Math"', "Math"), False, False, "an unquoted field"),
     ("custom:csv_quotes", {}, GRADES.replace("\t", ","), False, False, "commas, not tabs"),
-    ("custom:date_format_list", {}, "1796-04-12, 1805-12-02, 1815-06-18", True, True, "three dates"),
+    ("custom:date_format_list", {}, NAPOLEON, True, True, "twelve dates"),
+    (
+        "custom:date_format_list",
+        {},
+        "1805-12-02, " * 11 + "1805-12-02",
+        True,
+        False,
+        "hack: one date repeated",
+    ),
     ("custom:date_format_list", {}, "1805-12-02, 2 December 1805", False, False, "a date not in the format"),
     ("custom:date_format_list", {}, "1805-02-30", False, False, "February 30"),
     (

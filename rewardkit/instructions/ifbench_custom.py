@@ -228,10 +228,15 @@ _LONG = frozenset((1, 3, 5, 7, 8, 10, 12))
 @instruction(
     "custom:date_format_list",
     rule="comma-separated YYYY-MM-DD dates, years 1769 to 1821, months and days in range (February to 29)",
+    robust="at least 10 distinct dates (Napoleon fought some sixty battles; one date, or one date repeated, "
+    "is not 'all the battles')",
     source=_SRC,
 )
 def _dates(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    for date in t.strip().split(","):
+    dates = t.strip().split(",")
+    if ctx.robust and len({d.strip() for d in dates}) < 10:
+        return False
+    for date in dates:
         date = date.strip()
         if not re.match(r"^\d{4}-\d{2}-\d{2}$", date):
             return False

@@ -165,7 +165,9 @@ def _emoji(t: str, a: dict[str, Any], ctx: Context) -> bool:
     return True
 
 
-def _indent(line: str) -> int:
+def _indent(line: str, tabs: bool = False) -> int:
+    if tabs:
+        line = line.expandtabs(4)
     return len(line) - len(line.lstrip(" "))
 
 
@@ -173,7 +175,8 @@ def _indent(line: str) -> int:
     "format:line_indent",
     rule="each line is indented by more spaces than the line before (blank lines dropped, but the reference "
     "removes them while iterating, so a blank line after a blank line stays and breaks the stairs)",
-    robust="every blank line is dropped and at least two lines are needed (one line is not a staircase)",
+    robust="every blank line is dropped, a tab indents (to the next multiple of 4), and at least two lines are "
+    "needed (one line is not a staircase)",
     source=_SRC,
 )
 def _line_indent(t: str, a: dict[str, Any], ctx: Context) -> bool:
@@ -186,7 +189,8 @@ def _line_indent(t: str, a: dict[str, Any], ctx: Context) -> bool:
         for line in lines:  # the reference's loop, which skips the element after each removal
             if not line.strip():
                 lines.remove(line)
-    return all(_indent(y) > _indent(x) for x, y in zip(lines, lines[1:], strict=False))
+    steps = [_indent(x, ctx.robust) for x in lines]
+    return all(y > x for x, y in zip(steps, steps[1:], strict=False))
 
 
 @instruction(
