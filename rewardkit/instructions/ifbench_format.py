@@ -175,8 +175,8 @@ def _indent(line: str, tabs: bool = False) -> int:
     "format:line_indent",
     rule="each line is indented by more spaces than the line before (blank lines dropped, but the reference "
     "removes them while iterating, so a blank line after a blank line stays and breaks the stairs)",
-    robust="every blank line is dropped, a tab indents (to the next multiple of 4), and at least two lines are "
-    "needed (one line is not a staircase)",
+    robust="every blank line is dropped, a tab indents (to the next multiple of 4), and at least two lines "
+    "are needed (one line is not a staircase)",
     source=_SRC,
 )
 def _line_indent(t: str, a: dict[str, Any], ctx: Context) -> bool:
