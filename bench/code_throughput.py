@@ -2,7 +2,10 @@
 multiprocessing, on the same GRPO-shaped batch, in the same run.
 
     python bench/code_throughput.py [--problems 64] [--group 16] [--workers N] [--timeout 1.0] [--seed 0]
-                                    [--cgroup auto|off|PATH]
+                                    [--cgroup auto|off|PATH] [--language python|cpp] [--pch-samples 5]
+
+``--language cpp`` runs the C++ batch instead (compiled programs against unsandboxed ``g++`` + run, and
+the precompiled header's gain): ``bench/code_cpp.py``.
 
 The batch: ``--problems`` stdin/stdout problems (APPS-style: sums, maxima, sorting, string and number
 puzzles), each with 5-20 tests, and ``--group`` completions a problem: about half right, a quarter wrong
@@ -176,8 +179,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cgroup", default="auto", help="the sandboxes' memory cgroup: auto, off or a path")
+    parser.add_argument("--language", choices=("python", "cpp"), default="python")
+    parser.add_argument("--pch-samples", type=int, default=5, help="C++: compiles timed for the PCH's gain")
     args = parser.parse_args()
     programs, tests, kinds = batch(args.problems, args.group, random.Random(args.seed))
+    if args.language == "cpp":
+        from bench.code_cpp import run_cpp
+
+        names = [PROBLEMS[p % len(PROBLEMS)][0] for p in range(args.problems)]
+        run_cpp(args, tests[:: args.group], names)
+        return
     n = len(programs)
     completions = [f"```python\n{p}\n```" for p in programs]
     mix = {k: kinds.count(k) for k in ("right", "wrong", "crashing", "looping")}
