@@ -19,7 +19,7 @@ The result is one line: ``{"binary": <base64>}``, or ``{"compile_error": <the co
 Running a compiled program is the harness's (``kind`` ``stdio``, with ``binary``: its bytes, ``binary_path``:
 where the harness writes them, executable, ``run``: its argv, and ``address_bytes``: its ``RLIMIT_AS``,
 ``-1`` for none where a memory cgroup bounds the sandbox): each test's child sets its rlimits (a stack as
-large as ``memory_bytes``) and the test's seccomp filter (no process), then ``exec``\ s the binary with an
+large as ``memory_bytes``) and the seccomp filter (no process), then ``execve``: the binary, with an
 empty environment; its exit status is the test's report (exit 0 ``ok``, else ``Exit: <code>`` or
 ``Signal: SIG...``; ``SIGXCPU`` or ``SIGKILL`` at the CPU limit ``timeout``) and a peak resident size
 (``ru_maxrss``) over ``memory_bytes`` is ``memory``, as judges measure it.
