@@ -185,10 +185,11 @@ def _first_tag(s: str) -> str:
     source=_SRC,
 )
 def _start_verb(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    tokens = word_tokens(t)
+    head = t.strip()[:1000]  # the first word depends on the text's start only
+    tokens = word_tokens(head)
     if not tokens or not tokens[0][:1].isalpha():
         return False
-    first = sentences(t.strip())[0]
+    first = sentences(head)[0]
     return "VB" in _first_tag(" ".join(first.split()[:12]))  # the tagger's context rules look a few words on
 
 
