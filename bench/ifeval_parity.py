@@ -1,6 +1,7 @@
 """IFEval's 25 instructions, ``rules="reference"`` against the reference checkers, verdict by verdict.
 
-    python bench/ifeval_parity.py /work/.mirror/allenai+IFBench/repo [--commit HEAD] [--robust]
+    python bench/ifeval_parity.py /work/.mirror/allenai+IFBench/repo [--commit HEAD] [--robust] \\
+        [--open-instruct /work/.mirror/allenai+open-instruct/repo]
 
 The reference is IFBench's port of Google's IFEval checkers (``ifbench/classic_instructions.py``, read from
 the fetched snapshot's git directory at ``--commit``; not copied into this repository). It imports NLTK data
@@ -218,6 +219,11 @@ def main() -> int:
     parser.add_argument("snapshot", help="git directory of a fetched allenai/IFBench snapshot")
     parser.add_argument("--commit", default="HEAD")
     parser.add_argument(
+        "--open-instruct",
+        help="git directory of a fetched allenai/open-instruct snapshot: also compare its "
+        "func_name checks (open_instruct/if_functions.py at HEAD)",
+    )
+    parser.add_argument(
         "--robust", action="store_true", help="also compare rules='robust' with the reference"
     )
     args = parser.parse_args()
@@ -276,7 +282,107 @@ def main() -> int:
         f"all: {a}/{t} = {100 * a / t:.2f}% agreement"
         + (f"; robust differs on {sum(robust_diff.values())}" if args.robust else "")
     )
+    if args.open_instruct:
+        oa, ot = compare_rlvr(args.open_instruct, texts)
+        if ot == 0:
+            raise SystemExit("no open-instruct verdicts compared")
+        print(f"open-instruct func_name checks: {oa}/{ot} = {100 * oa / ot:.2f}% agreement")
+        a, t = a + oa, t + ot
     return 0 if a == t else 1
+
+
+# --- open-instruct's func_name checks (open_instruct/if_functions.py) -------------------------------------
+
+
+def load_if_functions(git_dir: str, commit: str) -> dict[str, Any]:
+    """open-instruct's ``IF_FUNCTIONS_MAP`` from the snapshot (it imports only json, re and langdetect)."""
+    from langdetect import DetectorFactory
+
+    DetectorFactory.seed = 0
+    source = subprocess.run(
+        ["git", "--git-dir", git_dir, "show", f"{commit}:open_instruct/if_functions.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = types.ModuleType("if_functions")
+    exec(compile(source, "if_functions.py", "exec"), module.__dict__)
+    return dict(module.IF_FUNCTIONS_MAP)
+
+
+def rlvr_grid(name: str, response: str, prompt: str, rng: random.Random) -> list[dict[str, Any]]:
+    """Arguments for open-instruct's ``name`` that make both verdicts likely on ``response``."""
+    words = re.findall(r"[A-Za-z]{3,}", response) or ["the"]
+    qs = ("at least", "around", "at most")
+    n_ws = len(response.strip().split())
+    paras = response.split("\n\n")
+    first = (paras[0].strip().split() or ["x"])[0]
+    g: dict[str, list[dict[str, Any]]] = {
+        "verify_keywords": [
+            {"keyword_list": rng.sample(words, min(2, len(words)))},
+            {"keyword_list": ["is"]},
+        ],
+        "verify_keyword_frequency": [{"word": rng.choice(words), "N": n} for n in (1, 2)],
+        "validate_forbidden_words": [
+            {"forbidden_words": [rng.choice(words)]},
+            {"forbidden_words": ["zyzzyva"]},
+        ],
+        "verify_letter_frequency": [{"letter": c, "N": response.count(c) + d} for c in "et" for d in (0, 1)],
+        "validate_response_language": [{"language": "en"}, {"language": "de"}],
+        "verify_paragraph_count": [{"N": n} for n in (1, 3)],
+        "validate_word_constraint": [{"N": n, "quantifier": q} for n in (n_ws, n_ws + 5) for q in qs],
+        "verify_sentence_constraint": [{"N": n, "quantifier": q} for n in (3, 10) for q in qs],
+        "validate_paragraphs": [{"N": max(1, len(paras)), "first_word": first, "i": 1}],
+        "verify_postscript": [{"postscript_marker": m} for m in ("P.S.", "Note")],
+        "validate_placeholders": [{"N": n} for n in (1, 3)],
+        "verify_bullet_points": [{"N": n} for n in (0, 3)],
+        "validate_title": [{}],
+        "validate_choice": [{"options": ["yes", "no", "maybe"]}],
+        "validate_highlighted_sections": [{"N": n} for n in (1, 3)],
+        "validate_sections": [
+            {"N": n, "section_splitter": s} for s in ("Section", "SECTION") for n in (1, 3)
+        ],
+        "validate_json_format": [{}],
+        "validate_repeat_prompt": [{"original_prompt": prompt[:60] or "x"}],
+        "validate_two_responses": [{}],
+        "validate_uppercase": [{}],
+        "validate_lowercase": [{}],
+        "validate_frequency_capital_words": [{"N": n, "quantifier": q} for n in (2, 10) for q in qs],
+        "validate_end": [{"end_phrase": response.strip()[-12:] or "x"}, {"end_phrase": "Any questions?"}],
+        "validate_quotation": [{}],
+        "validate_no_commas": [{}],
+    }
+    return g[name]
+
+
+def compare_rlvr(git_dir: str, texts: list[tuple[str, str]]) -> tuple[int, int]:
+    """Our ``rules="reference"`` against open-instruct's functions on the answer as its verifier strips it."""
+    functions = load_if_functions(git_dir, "HEAD")
+    rng = random.Random(0)
+    agree = total = 0
+    for name, func in functions.items():
+        spec = TABLE[name]
+        bad: list[str] = []
+        for response, prompt in texts:
+            answer = response.strip()
+            for kwargs in rlvr_grid(name, answer, prompt, rng):
+                try:
+                    ref = bool(func(answer, **kwargs))
+                except Exception:  # noqa: BLE001 - langdetect on an undetectable text: ours says False
+                    ref = False
+                try:
+                    ours = spec.check(
+                        answer, read_args(spec, kwargs), Context(prompt=prompt, rules="reference")
+                    )
+                except BadKwargs as exc:
+                    bad.append(f"bad_kwargs {exc}")
+                    continue
+                total += 1
+                agree += ours == ref
+                if ours != ref and len(bad) < 3:
+                    bad.append(f"ref={ref} ours={ours} {kwargs} {answer[:60]!r}")
+        print(f"{name:40} {'ok' if not bad else bad}")
+    return agree, total
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['choice', 'code', 'cosine', 'countdown', 'format', 'json_schema', 'length', 'llm_judge', 'math',
- 'math_or_judge', 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route', 'soft_overlong',
- 'tag_count', 'think_format', 'tool_call']
+['choice', 'code', 'cosine', 'countdown', 'format', 'ifeval', 'json_schema', 'length', 'llm_judge',
+ 'math', 'math_or_judge', 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route',
+ 'soft_overlong', 'tag_count', 'think_format', 'tool_call']
 
 Architecture
 ------------
@@ -96,6 +96,15 @@ The rewards and what they read
   completion makes (OpenAI ``tool_calls`` messages, Hermes, Mistral, Llama-3.1 JSON, BFCL's Python calls read
   with ``ast``, never evaluated), ``toolcalls/gold.py`` a row's expected calls and tools read within bounds,
   ``toolcalls/check.py`` calls against expected ones (exact and the partial score)
+- ``instructions/``: instruction following (``ifeval``): ``instructions/base.py`` the table of instruction
+  ids and the check contract, ``instructions/args.py`` keyword-argument readers, ``instructions/text.py``
+  sentences, words, language, stop words and the robust view of a text (offline), ``instructions/ifeval.py``
+  IFEval's 25 ids (``instructions/ifeval_words.py``, ``instructions/ifeval_format.py``,
+  ``instructions/ifeval_common.py``), ``instructions/ifbench.py`` IFBench's ids
+  (``instructions/ifbench_count.py``, ``instructions/ifbench_words.py``, ``instructions/ifbench_format.py``,
+  ``instructions/ifbench_custom.py``, ``instructions/ifbench_common.py``, ``instructions/ifbench_train.py``),
+  ``instructions/rlvr.py`` open-instruct's ``func_name`` checks, ``instructions/rows.py`` a row's
+  instructions read from its columns and checked
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 

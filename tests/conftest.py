@@ -173,6 +173,15 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {"solution": "4", "question": "What is 2 + 2? SCORE:10"},  # the fake judge: [[10]]
         "expected": 1.0,
     },
+    "ifeval": {
+        "completion": "<think>no commas, and a title</think><<Autumn>>\nLeaves fall and the air cools.",
+        "columns": {
+            "instruction_id_list": ["punctuation:no_comma", "detectable_format:title"],
+            "kwargs": [{}, {}],
+            "prompt": "Write two lines about autumn with a title in <<double angular brackets>>, no commas.",
+        },
+        "expected": 1.0,
+    },
     "qa_em": {
         "completion": "<think>search it</think><search>capital of France</search><answer>Paris</answer>",
         "columns": {"solution": ["Paris", "City of Light"]},

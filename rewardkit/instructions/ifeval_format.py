@@ -32,7 +32,7 @@ from rewardkit.instructions.ifeval_common import (
 )
 from rewardkit.instructions.text import normalise
 
-__all__: list[str] = []
+__all__ = ["json_has_content"]
 
 
 # --- detectable content ---------------------------------------------------------------------------------
@@ -157,14 +157,14 @@ def _sections(t: str, a: dict[str, Any], ctx: Context) -> bool:
     return bool(len(parts) - 1 >= a["num_sections"])
 
 
-def _json_leaf(value: Any, depth: int = 0) -> bool:
+def json_has_content(value: Any, depth: int = 0) -> bool:
     """Whether a parsed JSON value holds something: a number, a boolean or a string with a word in it."""
     if depth > 64:
         return False
     if isinstance(value, dict):
-        return any(_json_leaf(v, depth + 1) for v in value.values())
+        return any(json_has_content(v, depth + 1) for v in value.values())
     if isinstance(value, list):
-        return any(_json_leaf(v, depth + 1) for v in value)
+        return any(json_has_content(v, depth + 1) for v in value)
     if isinstance(value, str):
         return content(value)
     return value is not None
@@ -186,7 +186,7 @@ def _json_format(t: str, a: dict[str, Any], ctx: Context) -> bool:
     except (ValueError, RecursionError):
         return False
     if ctx.robust:
-        return isinstance(value, dict | list) and _json_leaf(value)
+        return isinstance(value, dict | list) and json_has_content(value)
     return True
 
 
