@@ -28,16 +28,18 @@ say why): never the program's fault. Checkers get their own limits (:data:`CHECK
 from __future__ import annotations
 
 import ast
-import asyncio
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardkit.sandbox.compile import CompileError, CompilerMissing, compile_program, run_fields
+from rewardkit.concurrency import SharedLimit
+from rewardkit.sandbox.compile import Compiled, CompileError, CompilerMissing, compile_all, run_fields
+from rewardkit.sandbox.languages import CPP
 from rewardkit.sandbox.pool import Job, SandboxPool
 from rewardkit.sandbox.run import Limits, RunResult, TestResult
 
@@ -64,6 +66,7 @@ VERDICTS = {
     8: "presentation_error",
 }
 FAIL = 3
+_COMPILES = SharedLimit(os.cpu_count() or 1)  # checkers compiled at once in the process
 MAX_CHECKER_CHARS = 1_000_000
 SHOWN = 300
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]testlib\.h[>"][^\n]*$', re.MULTILINE)
@@ -266,19 +269,31 @@ def cpp_source(checker: Checker, testlib: str | None = None) -> str:
     return _INCLUDE.sub(lambda _: text, checker.source) + "\n" + _CPP_FRAME
 
 
-async def _cpp_job(
-    checker: Checker, tests: Sequence[tuple[str, str, str]], pool: SandboxPool, testlib: str | None
+def _cpp_job(
+    compiled: Compiled | CompileError | str, tests: Sequence[tuple[str, str, str]]
 ) -> dict[str, Any] | str:
-    """The job that runs a C++ checker over ``tests``, or why there is none (it does not compile)."""
-    try:
-        compiled = await compile_program(cpp_source(checker, testlib), "cpp", config=pool.config)
-    except CompilerMissing as exc:
-        return str(exc)
+    """The job that runs a compiled C++ checker over ``tests``, or why there is none."""
+    if isinstance(compiled, str):
+        return compiled
     if isinstance(compiled, CompileError):
         return f"the checker does not compile: {compiled.message}"
     fields = run_fields(compiled)
     fields["run"] = [fields["run"][0], *_PATHS]
     return {"kind": "stdio", "program": "", "fn_name": None, "inputs": [_framed(t) for t in tests], **fields}
+
+
+async def _compile(
+    checkers: Sequence[Checker], pool: SandboxPool, testlib: str | None
+) -> list[Compiled | CompileError | str]:
+    """Each C++ checker compiled, each distinct one once (and kept by :mod:`.compile` for later batches),
+    at most :data:`_COMPILES` compiles at once in the process; a missing compiler is said as text."""
+    if not checkers:
+        return []
+    sources = [(cpp_source(checker, testlib), CPP) for checker in checkers]
+    try:
+        return list(await compile_all(sources, pool.compile_limits, pool.config, _COMPILES))
+    except CompilerMissing as exc:
+        return [str(exc)] * len(checkers)
 
 
 @dataclass(frozen=True)
@@ -302,13 +317,14 @@ async def run_checkers(
     out: list[Checked] = [Checked() for _ in requests]
     todo = [i for i, request in enumerate(requests) if request.tests]
 
-    async def payload(request: Request) -> dict[str, Any] | str:
-        texts = [(inp, output, answer) for _, inp, output, answer in request.tests]
-        if request.checker.language == "python":
-            return _python_job(request.checker, texts)
-        return await _cpp_job(request.checker, texts, pool, testlib)
-
-    made = await asyncio.gather(*(payload(requests[i]) for i in todo))
+    cpp = [i for i in todo if requests[i].checker.language == "cpp"]
+    compiled = dict(zip(cpp, await _compile([requests[i].checker for i in cpp], pool, testlib), strict=True))
+    made: list[dict[str, Any] | str] = []
+    for i in todo:
+        texts = [(inp, output, answer) for _, inp, output, answer in requests[i].tests]
+        made.append(
+            _cpp_job(compiled[i], texts) if i in compiled else _python_job(requests[i].checker, texts)
+        )
     jobs: list[Job] = []
     runnable: list[int] = []
     for i, job in zip(todo, made, strict=True):
