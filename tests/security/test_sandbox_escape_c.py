@@ -315,3 +315,42 @@ def _pids() -> list[str]:
         if name.isdigit() and os.path.exists(f"/proc/{name}/cmdline"):
             out.append(name)
     return out
+
+
+UNPRIVILEGED = """
+import json, sys
+sys.path[:0] = sys.argv[1:]
+from rewardkit import get
+programs = [sys.stdin.readline().strip().encode().decode("unicode_escape") for _ in range(3)]
+tests = [{"inputs": ["2 3"], "outputs": ["5"]}] + [{"inputs": [""], "outputs": ["BLOCKED"]}] * 2
+completions = [f"```c\\n{p}\\n```" for p in programs]
+scored = get("code", max_concurrency=2, timeout_s=3.0).score_detailed(completions, tests=tests)
+print(json.dumps([scored.values, scored.reasons]))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the suite runs unprivileged already: every test covers it")
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="needs a system Python for user 65534")
+def test_an_unprivileged_service_compiles_and_blocks_the_same() -> None:
+    """A service running as a normal user (65534, the system Python, no writable home: no precompiled
+    header, compiles go on without it) compiles in a user namespace's sandbox and blocks the same calls."""
+    import json
+    import sys
+
+    paths = [str(ROOT), *(p for p in sys.path if "site-packages" in p)]
+    programs = [HONEST, c_program(PROCESSES), c_program(PTRACE_PID1)]
+    run = subprocess.run(
+        ["/usr/bin/python3", "-c", UNPRIVILEGED, *paths],
+        input="".join(p.encode("unicode_escape").decode() + "\n" for p in programs),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        user=65534,
+        group=65534,
+        extra_groups=[],
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        cwd="/",
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == [[1.0, 1.0, 1.0], [None, None, None]], run.stdout
+    assert settled() == []
