@@ -23,6 +23,15 @@ message, cut, in the reward's details.
 A checker that fails (``_fail``, another exit code, an exception or a signal, a timeout, too much memory or
 output, a compile error, or one of unknown language) makes the item ``None`` with ``checker_error`` (details
 say why): never the program's fault. Checkers get their own limits (:data:`CHECKER_LIMITS`, the operator's).
+
+How a run goes: the program runs all its tests first (with a checker, ``mode="all"`` cannot stop at a
+wrong output it has not judged yet: it stops at the first test that crashes or times out), its outputs are
+held in the service (each at most ``output_bytes``), then one sandbox a distinct (checker, outputs) runs
+the checker over them, test by test, and the tests are judged in order (:mod:`rewardkit.sandbox.tally`).
+
+Not read: open-r1's Codeforces ``generated_checker`` column (Python checkers run by its Piston package,
+whose calling convention is not documented where this was written), and interactors (interactive
+problems). Partial points from a checker (testlib's ``quitp``, exit code 7) are a checker error.
 """
 
 from __future__ import annotations

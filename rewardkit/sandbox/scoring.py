@@ -13,7 +13,9 @@
   earned; ``subtasks`` the same divided by the points of all subtasks, in [0, 1]. A test may belong to more
   than one subtask (IOI shares tests between subtasks); a subtask none of whose tests ran (``max_tests`` cut
   them) counts neither way. open-r1 rounds a subtask's score to its ``score_precision``; nothing is rounded
-  here.
+  here. open-r1's IOI rows (one subtask a row, a ``score`` of points, tests in a dataset of their own,
+  programs compiled with the problem's grader files) are not read as such: with a row's tests given as
+  above, a row of one subtask scores 1.0 or 0.0 in ``subtasks``, as open-r1's ``SubtaskResult.score``.
 
 >>> score("weighted_sum", [True, True, False, True])
 0.075
