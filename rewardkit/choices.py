@@ -30,6 +30,7 @@ __all__ = [
     "chosen_letter",
     "gold_letter",
     "is_letter",
+    "printed_options",
     "read_choice",
     "read_choices",
 ]
@@ -143,6 +144,37 @@ def gold_letter(gold: str, options: Mapping[str, str] | None) -> str | None:
         letter = text.strip("() ").upper()
         return letter if options is None or letter in options else None
     return _by_text(text, options) if options is not None else None
+
+
+# an option printed with its letter, in the question a completion restates or in its prose: "(A) f(-6)=0",
+# "option (B) f(6)=-6 is not ...", "C. 12", "D) none of these"; its text runs to the next option, the line's
+# end, a clause break or the verb that follows it
+_PRINTED = re.compile(
+    r"(?:^|(?<=\s))(?:[Oo]ption\s*)?(?:\(([A-J])\)|([A-J])[.:)])[ \t]+(.{1,80}?)"
+    r"(?=[ \t]+(?:[Oo]ption\s*)?(?:\([A-J]\)|[A-J][.:)])[ \t]|[ \t]*$|[,;]|\.(?:\s|$)"
+    r"|[ \t]+(?:is|are|was|must|which)\b)",
+    re.MULTILINE,
+)
+MIN_PRINTED = 2  # options read from a text: at least two letters with their texts
+
+
+def printed_options(text: str) -> dict[str, str] | None:
+    """The options a text prints with their letters (a restated question, or prose that names options with
+    their texts), the first text of each letter; ``None`` when fewer than :data:`MIN_PRINTED` letters are
+    printed. Used where a gold is a letter and no ``choices`` came with the row.
+
+    >>> printed_options("Only option (A) f(-6)=0 must hold; option (B) f(6)=-6 is not certain.")
+    {'A': 'f(-6)=0', 'B': 'f(6)=-6'}
+    >>> printed_options("So the answer is 12.") is None
+    True
+    """
+    found: dict[str, str] = {}
+    for match in _PRINTED.finditer(text[-20_000:]):
+        letter = (match.group(1) or match.group(2)).upper()
+        option = match.group(3).strip().strip("$").strip()
+        if option and letter not in found:
+            found[letter] = option
+    return found if len(found) >= MIN_PRINTED else None
 
 
 MAX_CHOICES_STATED = 2  # more distinct options stated as "the answer" is hedging, not answering

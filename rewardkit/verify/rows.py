@@ -148,8 +148,14 @@ def _choice(
             "compared": f"{got} vs {want}",
         }
         return Explained(float(got == want), None, detail)
-    if options is None:  # a lone letter gold and an answer that is no letter
-        return Explained(0.0, "not_a_choice", {"answer": answer, "gold": gold})
+    if options is None:  # a lone letter gold and an answer that is no letter: the options it was asked
+        printed = choices.printed_options(text)  # are read where the completion prints them with letters
+        got = choices.answer_letter(answer, printed) if printed is not None and answer else None
+        if got is not None:
+            return Explained(
+                float(got == want), None, {"answer": answer, "gold": gold, "compared": f"{got} vs {want}"}
+            )
+        return Explained(None, "no_options", {"answer": answer, "gold": gold})  # no verdict: nothing to map
     return options[want]
 
 
