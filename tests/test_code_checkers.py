@@ -353,3 +353,42 @@ def test_a_checker_gets_the_programs_limits_too() -> None:
     )
     scored = judge([PERMUTATION], hungry, PERMUTATIONS, checker_memory_mb=256)
     assert (scored.values, scored.reasons) == ([None], ["checker_error"])
+
+
+# More of the header's calls: lines, words, 64-bit ranges, quitif, ensuref, expectedButFound, lowerCase.
+CPP_LINES = r"""#include "testlib.h"
+using namespace std;
+int main(int argc, char* argv[]) {
+    setName("compares lines, then a yes/no and a 64-bit sum");
+    registerTestlibCmd(argc, argv);
+    int n = inf.readInt(1, 100, "n");
+    inf.readEoln();
+    for (int i = 1; i <= n; ++i) {
+        string want = ans.readLine(), got = ouf.readLine();
+        if (want != got) quitf(_wa, "line %d differs", i);
+    }
+    string verdict = lowerCase(ouf.readWord());
+    quitif(verdict != "yes" && verdict != "no", _pe, "expected yes or no, found %s", verdict.c_str());
+    long long sum = ouf.readLong(LLONG_MIN, LLONG_MAX, "sum");
+    ensuref(ans.readWord().size() > 0, "the answer has its verdict");
+    long long want_sum = ans.readLong();
+    if (sum != want_sum) expectedButFound(_wa, want_sum, sum, "sum");
+    quitf(_ok, "%d lines", n);
+}
+"""
+
+
+def test_a_cpp_checker_using_more_of_the_header() -> None:
+    tests = {"inputs": ["2\n"], "outputs": ["a b\nc\nyes 5000000000\n"]}
+    right = "print('a b'); print('c'); print('YES', 5 * 10**9)"  # case-insensitive yes
+    wrong_line = "print('a b'); print('d'); print('yes', 5 * 10**9)"
+    not_yes = "print('a b'); print('c'); print('maybe', 5 * 10**9)"
+    wrong_sum = "print('a b'); print('c'); print('yes', 6)"
+    scored = judge([right, wrong_line, not_yes, wrong_sum], CPP_LINES, tests)
+    assert scored.reasons == [None, "wrong_answer:0", "presentation_error:0", "wrong_answer:0"]
+    said = [d["first_failure"]["checker"] for d in scored.details[1:]]
+    assert said == [
+        "wrong answer line 2 differs",
+        "wrong output format expected yes or no, found maybe",
+        "wrong answer sum: expected '5000000000', but found '6'",
+    ]

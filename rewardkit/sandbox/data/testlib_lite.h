@@ -5,12 +5,13 @@
 //
 //   registerTestlibCmd(argc, argv)      checker input output answer: inf, ouf and ans
 //   inf / ouf / ans                     readInt, readLong, readDouble, readReal, readToken, readWord,
-//                                       readString, readLine, readInts/readLongs/readDoubles (n values),
-//                                       readSpace, readEoln, readEof, eof, seekEof, eoln, seekEoln,
+//                                       readChar, readString, readLine, readInts/readLongs/readDoubles/
+//                                       readTokens/readWords (n values), readSpace, readEoln, readEof,
+//                                       eof, seekEof, eoln, seekEoln,
 //                                       quitf, ensuref, ensure; ranges as readInt(lo, hi, "name")
 //   quit, quitf, quitif(cond, ...)     _ok 0, _wa 1, _pe 2, _fail 3 (exit codes); _dirt is a _pe
 //   ensuref, ensure                     a broken assumption of the checker: _fail
-//   doubleCompare, expectedButFound, format, vtos, englishEnding, setName (kept for its message)
+//   doubleCompare, expectedButFound, format, vtos, englishEnding, lowerCase, upperCase, setName
 //
 // A read error on the contestant's output (ouf: a token missing, not a number) is a presentation error,
 // a value outside its range a wrong answer; on the input or the answer it is the checker's failure
@@ -33,8 +34,12 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 enum TResult { _ok, _wa, _pe, _fail, _dirt, _unexpected_eof };
@@ -107,6 +112,16 @@ inline std::string englishEnding(int x) {
         case 3: return "rd";
         default: return "th";
     }
+}
+
+inline std::string lowerCase(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+inline std::string upperCase(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
 }
 
 inline void setName(const char* fmt, ...) {
@@ -193,6 +208,25 @@ struct InStream {
     }
 
     std::string readWord() { return readToken(); }
+
+    std::vector<std::string> readTokens(int n) {
+        std::vector<std::string> out;
+        for (int i = 0; i < n; ++i) out.push_back(readToken());
+        return out;
+    }
+
+    std::vector<std::string> readWords(int n) { return readTokens(n); }
+
+    char readChar() {
+        if (eof()) broken("unexpected end of file: a character expected");
+        return text[at++];
+    }
+
+    char readChar(char expected) {
+        char c = readChar();
+        if (c != expected) broken(std::string("expected '") + expected + "', found '" + c + "'");
+        return c;
+    }
 
     std::string readLine() {
         if (at >= text.size()) broken("unexpected end of file: a line expected");
@@ -337,6 +371,8 @@ inline void registerTestlibCmd(int argc, char* argv[]) {
     ouf.open(argv[2], _output);
     ans.open(argv[3], _answer);
 }
+
+inline void registerTestlib(int argc, char* argv[]) { registerTestlibCmd(argc, argv); }
 
 [[noreturn]] inline void quit(TResult result, const std::string& message) {
     rewardkit_lite::finish(result, message);
