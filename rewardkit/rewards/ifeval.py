@@ -56,6 +56,8 @@ def _answer(completion: str) -> str | None:
     text = final_text(completion)
     if text is None:
         return None
+    if text == completion.rstrip():  # no reasoning, no special tokens: checked as written (IFBench's CSV
+        text = completion  # checks count a trailing blank line as a row)
     stripped = text.strip()
     if stripped.startswith("<answer>") and stripped.endswith("</answer>") and stripped.count("<answer>") == 1:
         return stripped[len("<answer>") : -len("</answer>")]
