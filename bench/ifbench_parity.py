@@ -1,4 +1,4 @@
-"""IFBench parity: our instruction checks against IFBench's published verdicts of its 294 sample outputs.
+"""IFBench parity: the ``ifeval`` reward against IFBench's published verdicts of its 294 sample outputs.
 
     python bench/ifbench_parity.py /work/.mirror/allenai+IFBench/repo [--commit c94da02]
     python bench/ifbench_parity.py path/to/IFBench-checkout
@@ -7,10 +7,12 @@ The path is a fetched IFBench snapshot: a bare git directory (files are read wit
 a checkout (files are read from disk, or with ``git show`` when ``--commit`` is given and it has a ``.git``).
 It reads ``data/IFBench_test.jsonl`` (each prompt's instruction ids and keyword arguments),
 ``data/sample_output.jsonl`` (the responses) and ``eval/eval_results_{strict,loose}.jsonl`` (IFBench's
-``follow_instruction_list`` for each), scores every (response, instruction) pair with ``rules="reference"``
-strictly and loosely (IFEval's loose variants: first line, last line or both dropped, ``*`` removed, any one
-passing) and prints, per instruction id, how many verdicts agree, the overall agreement, and every
-disagreement. Then the robust rules against the reference rules on the same (honest) responses.
+``follow_instruction_list`` for each). Every response is scored through the ``ifeval`` reward as a trainer
+calls it (the responses as completions; ``instruction_id_list``, ``kwargs`` and ``prompt`` as columns;
+``mode="fraction"`` for the per-instruction details) with ``rules="reference"``, strictly and with
+``loose=True`` (IFEval's loose variants: first line, last line or both dropped, ``*`` removed, any one
+passing). Prints, per instruction id, how many verdicts agree with IFBench's, the overall agreement, and every
+disagreement; then the robust rules against the reference rules on the same (honest) responses.
 
 Nothing from IFBench is copied into the repository: the snapshot is read at run time. A figure over zero rows
 is an error. Differences that remain are explained in ``bench/README.md``.
@@ -30,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rewardkit.instructions import TABLE, Context, read_args  # noqa: E402
+import rewardkit  # noqa: E402
 
 FILES = {
     "test": "data/IFBench_test.jsonl",
@@ -58,26 +60,28 @@ def read_snapshot(path: Path, commit: str | None) -> dict[str, list[dict[str, An
     return out
 
 
-def loose_variants(response: str) -> list[str]:
-    """IFEval's loose variants of a response (``evaluation_lib.test_instruction_following_loose``)."""
-    lines = response.split("\n")
-    first = "\n".join(lines[1:]).strip()
-    last = "\n".join(lines[:-1]).strip()
-    both = "\n".join(lines[1:-1]).strip()
-    plain = [response, first, last, both]
-    return [response, response.replace("*", ""), first, last, both] + [v.replace("*", "") for v in plain[1:]]
-
-
-def verdict(iid: str, kwargs: dict[str, Any], response: str, prompt: str, rules: str, loose: bool) -> bool:
-    """One instruction's verdict on one response, the way IFBench's evaluation calls its checker: an empty
-    (whitespace) response fails without being checked."""
-    spec = TABLE[iid]
-    args = read_args(spec, kwargs)
-    ctx = Context(prompt=prompt, rules=rules)  # type: ignore[arg-type]
-    for text in loose_variants(response) if loose else [response]:
-        if text.strip() and spec.check(text, args, ctx):
-            return True
-    return False
+def verdicts(
+    rows: list[dict[str, Any]],
+    tests: dict[str, dict[str, Any]],
+    responses: dict[str, str],
+    rules: str,
+    loose: bool,
+) -> list[list[bool]]:
+    """Each row's per-instruction verdicts from the ``ifeval`` reward, called as a trainer would: the
+    responses as the batch's completions; ``instruction_id_list``, ``kwargs`` and ``prompt`` as columns."""
+    reward = rewardkit.get("ifeval", rules=rules, loose=loose, mode="fraction")
+    scored = reward.score_detailed(
+        [responses[row["prompt"]] for row in rows],
+        instruction_id_list=[row["instruction_id_list"] for row in rows],
+        kwargs=[tests[row["prompt"]]["kwargs"] for row in rows],
+        prompt=[row["prompt"] for row in rows],
+    )
+    out = []
+    for row, value, reason, detail in zip(rows, scored.values, scored.reasons, scored.details, strict=True):
+        if value is None or not isinstance(detail, list):
+            raise SystemExit(f"{row['prompt'][:60]!r}: not judged ({reason})")
+        out.append([bool(d["followed"]) for d in detail])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,24 +95,19 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     calls = 0
-    ours: dict[str, list[tuple[str, bool]]] = {}  # mode -> [(id, verdict)] in file order
     for mode in ("strict", "loose"):
         agree: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         wrong: list[str] = []
-        for k, row in enumerate(data[mode]):
-            test = tests[row["prompt"]]
-            response = responses[row["prompt"]]
-            for i, (iid, theirs) in enumerate(
-                zip(row["instruction_id_list"], row["follow_instruction_list"], strict=True)
-            ):
-                mine = verdict(iid, test["kwargs"][i], response, row["prompt"], "reference", mode == "loose")
+        ours = verdicts(data[mode], tests, responses, "reference", mode == "loose")
+        for k, (row, mine) in enumerate(zip(data[mode], ours, strict=True)):
+            theirs = row["follow_instruction_list"]
+            for iid, a, b in zip(row["instruction_id_list"], mine, theirs, strict=True):
                 calls += 1
-                ours.setdefault(mode, []).append((iid, mine))
                 agree[iid][1] += 1
-                if mine == theirs:
+                if a == b:
                     agree[iid][0] += 1
                 else:
-                    wrong.append(f"  row {k} ({test['key']}) {iid}: ours {mine}, IFBench {theirs}")
+                    wrong.append(f"  row {k} ({tests[row['prompt']]['key']}) {iid}: ours {a}, IFBench {b}")
         total = sum(n for _, n in agree.values())
         if total == 0:
             raise SystemExit(f"{mode}: zero verdicts to compare")
@@ -118,32 +117,32 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(agree)} instruction ids, {len(data[mode])} responses"
         )
         for iid in sorted(agree):
-            a, n = agree[iid]
-            print(f"  {iid:36s} {a:3d}/{n:<3d}" + ("" if a == n else "  <-"))
+            hits, n = agree[iid]
+            print(f"  {iid:36s} {hits:3d}/{n:<3d}" + ("" if hits == n else "  <-"))
         print(f"-- {mode}: {len(wrong)} disagreements")
         print("\n".join(wrong))
 
     # robust vs reference on the same honest responses (strict)
+    reference = verdicts(data["strict"], tests, responses, "reference", False)
+    robust = verdicts(data["strict"], tests, responses, "robust", False)
     same = total = 0
     moved: list[str] = []
-    for k, row in enumerate(data["strict"]):
-        test = tests[row["prompt"]]
-        response = responses[row["prompt"]]
-        for i, iid in enumerate(row["instruction_id_list"]):
-            ref = verdict(iid, test["kwargs"][i], response, row["prompt"], "reference", False)
-            rob = verdict(iid, test["kwargs"][i], response, row["prompt"], "robust", False)
+    for k, (row, ref_row, rob_row) in enumerate(zip(data["strict"], reference, robust, strict=True)):
+        for iid, ref, rob in zip(row["instruction_id_list"], ref_row, rob_row, strict=True):
             calls += 2
             total += 1
             if ref == rob:
                 same += 1
             else:
-                moved.append(f"  row {k} ({test['key']}) {iid}: reference {ref}, robust {rob}")
+                moved.append(
+                    f"  row {k} ({tests[row['prompt']]['key']}) {iid}: reference {ref}, robust {rob}"
+                )
     if total == 0:
         raise SystemExit("robust: zero verdicts to compare")
     print(f"== robust vs reference (strict, honest responses): {same}/{total} agree ({same / total:.2%})")
     print("\n".join(moved))
     elapsed = time.perf_counter() - started
-    print(f"({calls} checks in {elapsed:.1f} s)")
+    print(f"({calls} verdicts in {elapsed:.1f} s)")
     return 0
 
 
