@@ -82,7 +82,7 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
     (True, True, False)
     """
     p, g = normalise(prediction), normalise(gold)
-    if p == g or _layout(prediction) == _layout(gold):
+    if p == g or _layout(prediction) == _layout(gold) or _same_set_builder(prediction, gold):
         return True
     based = _base_verdict(p, g)
     if based is not None:
@@ -223,6 +223,37 @@ def _argument(items: list[object], i: int) -> tuple[list[str] | None, int]:
     if end < len(items) and (isinstance(items[end], list) or items[end] not in _AFTER_ATOM):
         return None, i
     return _laid_out(items[i:end]), end
+
+
+# a set in set-builder notation: \\{x \\mid x > 0\\}, or {x|x>0} in golds that lost their backslashes
+_SET_BUILDER = re.compile(
+    r"\s*(?:\\left)?\s*\\?\{\s*([A-Za-z])\s*(?:\||\\mid|\\vert)\s*(.+?)\s*(?:\\right)?\s*\\?\}\s*", re.DOTALL
+)
+
+
+def _same_set_builder(prediction: str, gold: str) -> bool:
+    """Two sets in set-builder notation with the same variable and the same condition up to layout, the
+    condition's restatement of the variable aside: ``\\{x \\mid x = 3k, k \\in \\mathbb{Z}\\}`` is
+    ``{x|3k,k\\in\\mathbb{Z}}``, and ``\\{x \\mid -2 \\le x < 1\\}`` is ``\\{x|-2\\leq x<1\\}``.
+
+    >>> _same_set_builder("\\\\{x \\\\mid x = 3k, k \\\\in \\\\mathbb{Z}\\\\}", "{x|3k,k\\\\in\\\\mathbb{Z}}")
+    True
+    >>> _same_set_builder("\\\\{x \\\\mid -2 \\\\le x < 1\\\\}", "\\\\{x|-2\\\\leq x<1\\\\}")
+    True
+    >>> _same_set_builder("\\\\{x | x = 3k+1\\\\}", "{x|3k,k\\\\in\\\\mathbb{Z}}")
+    False
+    """
+    p, g = _SET_BUILDER.fullmatch(prediction), _SET_BUILDER.fullmatch(gold)
+    if p is None or g is None or p.group(1) != g.group(1):
+        return False
+    return _condition(p.group(1), p.group(2)) == _condition(g.group(1), g.group(2))
+
+
+def _condition(variable: str, condition: str) -> tuple[str, ...] | str:
+    restated = re.match(rf"\s*{variable}\s*=(?!=)", condition)
+    if restated is not None:
+        condition = condition[restated.end() :]
+    return _layout(re.sub(r"\\(le|ge)(?![A-Za-z])", r"\\\1q", condition))
 
 
 def within_tolerance(prediction: str, gold: str, rel_tol: float) -> bool | None:
