@@ -1,19 +1,23 @@
-"""IFBench's test constraints and its IF-RLVR training constraints, checked through the instruction table.
+"""IFBench's test constraints and its IF-RLVR training constraints: every id registered, its golden cases
+(``tests/golden/ifbench.jsonl``, run through the ``ifeval`` reward by ``tests/test_golden.py``) cover it,
+unusable kwargs are refused, and odd responses get a verdict.
 
-The cases are ``tests/ifbench_cases.py``'s (an honest pass, an honest fail, and the hacks the robust rules
-close, for every id); each runs under both rule sets.
+A golden line without ``params`` scores with the robust rules (the default); a line with
+``{"rules": "reference"}`` follows each robust line whose verdict the reference differs on: a hack (the
+reference pays it, robust does not) or a reference bug the robust rules fix.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rewardkit.instructions import TABLE, BadKwargs, Context, read_args
 from rewardkit.instructions.base import Rules
-from tests.ifbench_cases import IFBENCH, TRAIN, Case
+from rewardkit.testing import GoldenCase, load_golden
 
 # IFBench's instructions_registry.py at c94da02, in its order
 IFBENCH_IDS = """
@@ -44,10 +48,16 @@ count:count_increment_word keywords:palindrome keywords:keyword_specific_positio
 """.split()
 
 
-def _verdict(case: Case, rules: str) -> bool:
-    iid, kwargs, text, *_ = case
-    spec = TABLE[iid]
-    return spec.check(text, read_args(spec, kwargs), Context(rules=rules))  # type: ignore[arg-type]
+GOLDEN = Path(__file__).parent / "golden" / "ifbench.jsonl"
+
+
+def _by_id() -> dict[str, dict[str, list[GoldenCase]]]:
+    """The golden cases of each instruction id, split by rule set."""
+    out: dict[str, dict[str, list[GoldenCase]]] = defaultdict(lambda: {"robust": [], "reference": []})
+    for case in load_golden(GOLDEN):
+        (iid,) = case.columns["instruction_id_list"]
+        out[iid][dict(case.params).get("rules", "robust")].append(case)
+    return out
 
 
 def test_every_ifbench_id_is_registered_with_its_source() -> None:
@@ -60,30 +70,19 @@ def test_every_ifbench_id_is_registered_with_its_source() -> None:
         assert spec.robust is None or "\n" not in spec.robust
 
 
-@pytest.mark.parametrize("cases", [IFBENCH, TRAIN], ids=["ifbench", "train"])
-def test_three_cases_per_id_and_every_robust_rule_has_a_case_where_it_differs(cases: list[Case]) -> None:
-    per_id = Counter(c[0] for c in cases)
-    ids = IFBENCH_IDS if cases is IFBENCH else TRAIN_IDS
-    assert {i: per_id[i] for i in ids if per_id[i] < 3} == {}
-    assert set(per_id) <= set(ids)
-    differs = {c[0] for c in cases if c[3] != c[4]}
-    assert {i for i in ids if TABLE[i].robust} == differs, (
-        "a robust line with no case, or a case with no line"
-    )
-    for iid in ids:  # both an honest pass and an honest fail
-        assert {c[3] for c in cases if c[0] == iid} == {True, False} or {
-            c[4] for c in cases if c[0] == iid
-        } == {
-            True,
-            False,
-        }
-
-
-@pytest.mark.parametrize("case", IFBENCH + TRAIN, ids=lambda c: f"{c[0]}:{c[5]}"[:80])
-def test_case(case: Case) -> None:
-    iid, _, _, reference, robust, why = case
-    assert _verdict(case, "reference") is reference, f"{iid} reference ({why})"
-    assert _verdict(case, "robust") is robust, f"{iid} robust ({why})"
+def test_golden_cases_cover_every_id_and_every_robust_rule() -> None:
+    cases = _by_id()
+    assert set(cases) == set(IFBENCH_IDS + TRAIN_IDS)
+    for iid, sets in cases.items():
+        robust, reference = sets["robust"], sets["reference"]
+        assert len(robust) >= 3, f"{iid}: fewer than 3 golden cases"
+        assert {c.expected for c in robust} == {0.0, 1.0}, f"{iid}: needs an honest pass and an honest fail"
+        assert bool(reference) == bool(TABLE[iid].robust), f"{iid}: a robust line needs a case, and only it"
+        by_text = {c.completion: c.expected for c in robust}
+        for case in reference:  # each reference line shows where the rules differ, with the prompt it games
+            assert by_text[case.completion] != case.expected and "prompt" in case.columns, case.note
+    hacks = sum(1 for sets in cases.values() for c in sets["reference"] if c.expected == 1.0)
+    assert hacks >= 50
 
 
 @pytest.mark.parametrize(
@@ -110,7 +109,7 @@ ODD = ["", " ", "\n\n", "*", "...", "?!", "\u200b", "🐱", "((((", '"', "a" * 5
 
 @pytest.mark.parametrize("iid", IFBENCH_IDS + TRAIN_IDS)
 def test_odd_responses_get_a_verdict_not_an_exception(iid: str) -> None:
-    kwargs = next(c[1] for c in IFBENCH + TRAIN if c[0] == iid)
+    kwargs = _by_id()[iid]["robust"][0].columns["kwargs"][0]
     spec = TABLE[iid]
     args = read_args(spec, kwargs)
     for text in ODD:
