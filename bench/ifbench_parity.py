@@ -122,25 +122,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"-- {mode}: {len(wrong)} disagreements")
         print("\n".join(wrong))
 
-    # robust vs reference on the same honest responses (strict)
-    reference = verdicts(data["strict"], tests, responses, "reference", False)
-    robust = verdicts(data["strict"], tests, responses, "robust", False)
-    same = total = 0
-    moved: list[str] = []
-    for k, (row, ref_row, rob_row) in enumerate(zip(data["strict"], reference, robust, strict=True)):
-        for iid, ref, rob in zip(row["instruction_id_list"], ref_row, rob_row, strict=True):
-            calls += 2
-            total += 1
-            if ref == rob:
-                same += 1
-            else:
-                moved.append(
-                    f"  row {k} ({tests[row['prompt']]['key']}) {iid}: reference {ref}, robust {rob}"
-                )
-    if total == 0:
-        raise SystemExit("robust: zero verdicts to compare")
-    print(f"== robust vs reference (strict, honest responses): {same}/{total} agree ({same / total:.2%})")
-    print("\n".join(moved))
+    # robust vs reference on the same honest responses
+    for mode in ("strict", "loose"):
+        reference = verdicts(data["strict"], tests, responses, "reference", mode == "loose")
+        robust = verdicts(data["strict"], tests, responses, "robust", mode == "loose")
+        same = total = 0
+        moved: list[str] = []
+        for k, (row, ref_row, rob_row) in enumerate(zip(data["strict"], reference, robust, strict=True)):
+            for iid, ref, rob in zip(row["instruction_id_list"], ref_row, rob_row, strict=True):
+                calls += 2
+                total += 1
+                if ref == rob:
+                    same += 1
+                else:
+                    moved.append(
+                        f"  row {k} ({tests[row['prompt']]['key']}) {iid}: reference {ref}, robust {rob}"
+                    )
+        if total == 0:
+            raise SystemExit("robust: zero verdicts to compare")
+        print(f"== robust vs reference ({mode}, honest responses): {same}/{total} agree ({same / total:.2%})")
+        print("\n".join(moved))
     elapsed = time.perf_counter() - started
     print(f"({calls} verdicts in {elapsed:.1f} s)")
     return 0
