@@ -44,11 +44,12 @@ def _words(a: dict[str, Any]) -> dict[str, Any]:
     "count:word_count_range",
     rule="between min_words and max_words words (\\w+ runs)",
     read=_words,
-    robust="repeated filler (under a fifth of the words distinct) fails",
+    robust="repeated filler (under a fifth of the words distinct) fails; an underscore separates words "
+    "(words joined by '_' are not one)",
     source=_SRC,
 )
 def _word_count_range(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    t = view(t, ctx)
+    t = view(t, ctx).replace("_", " ") if ctx.robust else t
     if ctx.robust and filler(t):
         return False
     return bool(a["min_words"] <= count_words(t) <= a["max_words"])
