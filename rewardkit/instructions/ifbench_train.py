@@ -333,21 +333,21 @@ def _copying_multiple(t: str, a: dict[str, Any], ctx: Context) -> bool:
 @instruction(
     "punctuation:punctuation_dot",
     rule="no '.' anywhere",
-    robust="normalised text: a full-width dot or an ellipsis character is a dot",
+    robust="normalised text: a full-width, ideographic or halfwidth dot, or an ellipsis character, is a dot",
     source=_SRC,
 )
 def _no_dot(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    return "." not in view(t, ctx)
+    return "." not in view(t, ctx) and not (ctx.robust and any(c in t for c in "\u3002\uff61"))
 
 
 @instruction(
     "punctuation:punctuation_exclamation",
     rule="no '!' anywhere",
-    robust="normalised text: a full-width '!' is a '!'",
+    robust="normalised text: a full-width '!', the look-alike letter 'ǃ' or an emoji '❗' is a '!'",
     source=_SRC,
 )
 def _no_bang(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    return "!" not in view(t, ctx)
+    return "!" not in view(t, ctx) and not (ctx.robust and any(c in t for c in "\u01c3\u2757\u2755"))
 
 
 @instruction(
