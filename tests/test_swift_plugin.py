@@ -68,7 +68,7 @@ def test_golden_completions_score_as_in_process(orms: dict[str, Any]) -> None:
                 and (case.columns or case.func == "format")
             ):
                 groups[case.func].append(case)
-    assert set(groups) >= {"choice", "countdown", "format", "math", "qa_em", "qa_f1", "r1v_acc"}
+    assert set(groups) >= {"choice", "countdown", "format", "ifeval", "math", "qa_em", "qa_f1", "r1v_acc"}
     for func, cases in groups.items():
         names = sorted({k for c in cases for k in c.columns})
         columns = {k: [c.columns.get(k) for c in cases] for k in names}

@@ -112,6 +112,13 @@ def schema_columns(ground_truth: Any) -> dict[str, Any]:
     return {"schema": ground_truth}
 
 
+def instruction_columns(ground_truth: Any) -> dict[str, Any]:
+    """Instruction-following rows: ``ground_truth`` is IFEval/IFBench's ``{"instruction_id_list", "kwargs"}``,
+    open-instruct's ``func_name`` dicts or ``[{"instruction_id", "kwargs"}]`` (JSON or Python literal text)
+    -> the ``ifeval`` reward's ``ground_truth`` (it reads every one of these forms)."""
+    return {"ground_truth": ground_truth}
+
+
 def tool_call_columns(ground_truth: Any) -> dict[str, Any]:
     """Tool-calling rows: ``ground_truth`` is the expected calls (BFCL's possible answers or plain calls,
     JSON text too), or ``{"ground_truth"|"calls"|"answers": <them>, "tools": <function schemas>}`` ->
@@ -162,6 +169,18 @@ DATA_SOURCES: dict[str, DataSource] = {
     "gorilla-llm/Berkeley-Function-Calling-Leaderboard": DataSource("tool_call", columns=tool_call_columns),
     "bfcl_*": DataSource("tool_call", columns=tool_call_columns),
     "Salesforce/xlam-function-calling-60k": DataSource("tool_call", columns=tool_call_columns),
+    # instruction following: IFEval, IFBench, open-instruct's RLVR sets (ground truths of every form they use)
+    **{
+        name: DataSource("ifeval", columns=instruction_columns)
+        for name in (
+            "google/IFEval",
+            "allenai/IFBench_test",
+            "allenai/RLVR-IFeval",
+            "allenai/IF_multi_constraints_upto5",
+            "ifeval*",
+            "ifbench*",
+        )
+    },
 }
 
 
