@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rewardkit import get
@@ -152,13 +153,20 @@ def run_cpp(args: Any, rows: list[dict[str, Any]], names: list[str]) -> None:
     reward([f"```cpp\n{program('sum', 'right', 'warm-up')}```"], tests=[rows[0]])  # readiness, once
     clear_cache()
     before = reward.stats()
-    start = time.perf_counter()
-    ours = reward([f"```cpp\n{p}```" for p in programs], tests=tests)
-    sandboxed_s = time.perf_counter() - start
+    timed: dict[str, tuple[list[Any], float]] = {}
+
+    def run_ours() -> list[Any]:
+        return list(reward([f"```cpp\n{p}```" for p in programs], tests=tests))
+
+    def run_theirs() -> list[Any]:
+        return cpp_peer(programs, tests, args.workers, args.timeout, include)
+
+    sides: dict[str, Callable[[], list[Any]]] = {"ours": run_ours, "theirs": run_theirs}
+    for side in ("theirs", "ours") if args.peer_first else ("ours", "theirs"):  # load drifts: swap to check
+        start = time.perf_counter()
+        timed[side] = (sides[side](), time.perf_counter() - start)
     stats = reward.stats()
-    start = time.perf_counter()
-    theirs = cpp_peer(programs, tests, args.workers, args.timeout, include)
-    peer_s = time.perf_counter() - start
+    (ours, sandboxed_s), (theirs, peer_s) = timed["ours"], timed["theirs"]
     disagree = [i for i in range(n) if ours[i] != theirs[i]]
     print(f"compiled: {stats['compiles'] - before['compiles']:.0f} distinct programs in compile sandboxes")
     print(f"sandboxed (rewardkit code):  {n / sandboxed_s:8.2f} completions/s ({sandboxed_s:.2f} s)")

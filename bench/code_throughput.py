@@ -3,6 +3,7 @@ multiprocessing, on the same GRPO-shaped batch, in the same run.
 
     python bench/code_throughput.py [--problems 64] [--group 16] [--workers N] [--timeout 1.0] [--seed 0]
                                     [--cgroup auto|off|PATH] [--language python|cpp] [--pch-samples 5]
+                                    [--peer-first]
 
 ``--language cpp`` runs the C++ batch instead (compiled programs against unsandboxed ``g++`` + run, and
 the precompiled header's gain): ``bench/code_cpp.py``.
@@ -181,10 +182,11 @@ def main() -> None:
     parser.add_argument("--cgroup", default="auto", help="the sandboxes' memory cgroup: auto, off or a path")
     parser.add_argument("--language", choices=("python", "cpp"), default="python")
     parser.add_argument("--pch-samples", type=int, default=5, help="C++: compiles timed for the PCH's gain")
+    parser.add_argument("--peer-first", action="store_true", help="C++: time the unsandboxed side first")
     args = parser.parse_args()
     programs, tests, kinds = batch(args.problems, args.group, random.Random(args.seed))
     if args.language == "cpp":
-        from bench.code_cpp import run_cpp
+        from code_cpp import run_cpp  # bench/, beside this file
 
         names = [PROBLEMS[p % len(PROBLEMS)][0] for p in range(args.problems)]
         run_cpp(args, tests[:: args.group], names)

@@ -31,7 +31,9 @@ def fenced(program: str, tag: str = "cpp") -> str:
 
 
 def score(completions: list[str], tests: Any = SUM, **params: Any) -> Scored:
-    columns: dict[str, Any] = {key: params.pop(key) for key in ("time_limit", "language") if key in params}
+    columns: dict[str, Any] = {
+        k: params.pop(k) for k in ("time_limit", "language", "memory_limit") if k in params
+    }
     reward = get("code", timeout_s=params.pop("timeout_s", 2.0), max_concurrency=2, **params)
     n = len(completions)
     columns = {key: [value] * n for key, value in columns.items()}
@@ -231,7 +233,7 @@ def test_humaneval_x_style_problems_pass_and_their_broken_variants_fail_with_rea
             completions.append(fenced(_program(problem, body)))
             tests.append(problem["tests"])
             expected.append((f"{problem['name']}: {note}", 0.0, reason))
-    reward = get("code", timeout_s=2.0, memory_mb=256, max_concurrency=2)
+    reward = get("code", timeout_s=4.0, memory_mb=256, max_concurrency=2)  # a loaded machine allocates slowly
     scored = reward.score_detailed(completions, tests=tests)
     got = [
         (note, value, reason)
@@ -254,8 +256,9 @@ def test_memory_is_the_cgroups_and_the_peak_resident_size() -> None:
         #include <cstdio>
         #include <cstring>
         #include <cstdlib>
-        int main() { size_t n = %dUL << 20; char *p = (char *)malloc(n); memset(p, 1, n);
-                     long long a, b; scanf("%%lld %%lld", &a, &b); printf("%%lld\\n", a + b + p[n - 1] - 1); }
+        int main() { size_t n = %dUL << 20; volatile char *p = (volatile char *)malloc(n);
+                     for (size_t i = 0; i < n; i += 4096) p[i] = 1;  /* volatile: every page touched */
+                     long long a, b; scanf("%%lld %%lld", &a, &b); printf("%%lld\\n", a + b + p[0] - 1); }
         """
     static_array = "int big[1 << 28]; int main(){ return big[12345]; }"  # 1 GiB of .bss, untouched
     programs = [reserve_only, touch % 200, touch % 300, touch % 2000]
@@ -373,3 +376,20 @@ def test_the_precompiled_header_is_built_once_safely_and_used(tmp_path: Path) ->
     assert cache_dir("off") is None
     reward = get("code", pch_dir=str(tmp_path), max_concurrency=2)
     assert reward([fenced(CPP_RIGHT + "\n// with the header")], tests=[SUM]) == [1.0]
+
+
+def test_memory_limit_from_the_row_lowers_memory_mb_never_raises_it() -> None:
+    touch = """
+        #include <cstdio>
+        #include <cstring>
+        #include <cstdlib>
+        int main() { size_t n = 150UL << 20; volatile char *p = (volatile char *)malloc(n);
+                     for (size_t i = 0; i < n; i += 4096) p[i] = 1;
+                     puts(p[n / 2] ? "ok" : ""); }
+        """
+    tests = {"inputs": [""], "outputs": ["ok"]}
+    assert score([fenced(touch)], tests, memory_mb=512).values == [1.0]
+    assert score([fenced(touch)], tests, memory_mb=512, memory_limit="100 MB").reasons == ["memory"]
+    assert score([fenced(touch)], tests, memory_mb=100, memory_limit=4096).reasons == ["memory"]  # capped
+    bad = score([fenced(touch)], tests, memory_limit="lots")
+    assert (bad.values, bad.reasons) == ([None], ["bad_tests"])

@@ -80,7 +80,7 @@ from rewardkit.sandbox.pool import SandboxUnavailable
 from rewardkit.sandbox.scoring import MODES, no_program_score
 from rewardkit.sandbox.tally import TYPE_NAME as _TYPE
 from rewardkit.sandbox.tally import Tally, cut, verdict
-from rewardkit.sandbox.timelimit import scaled_timeout
+from rewardkit.sandbox.timelimit import memory_mb, scaled_timeout
 from rewardkit.spec import CallerParam
 
 __all__ = [
@@ -122,6 +122,7 @@ def _check_positive(name: str, value: Any, low: float, integer: bool) -> None:
     optional_columns=[
         *TEST_COLUMNS,
         *("entry_point", "prompt", "prompts", "checker", "subtask_points", "language", "time_limit"),
+        "memory_limit",
     ],
     # The sandbox's binary, interpreter, host paths and process-wide bound are the operator's; a caller
     # sizes its own tests within caps.
@@ -300,18 +301,21 @@ class CodeReward(AsyncReward):
         self, columns: dict[str, list[Any]], i: int, cases: Cases, limits: Limits
     ) -> tuple[Language | None, Limits] | Explained:
         """Row ``i``'s language (its ``language`` column, else its tests' own; ``None``: any) and limits
-        (its ``time_limit`` times ``time_factor``: :mod:`rewardkit.sandbox.timelimit`)."""
+        (its ``time_limit`` times ``time_factor``; its ``memory_limit``, at most ``memory_mb``, which stays
+        the bound: :mod:`rewardkit.sandbox.timelimit`)."""
         said = columns.get("language", [None] * (i + 1))[i] or cases.language
         language = by_tag(str(said)) if said is not None else None
         if said is not None and language is None:
             tag = _TYPE.match(str(said).strip())
             return Explained(None, f"unsupported_language:{tag.group(0) if tag else 'unknown'}")
-        limit = columns.get("time_limit", [None] * (i + 1))[i]
-        if limit is not None:
-            try:
+        limit, memory = (columns.get(c, [None] * (i + 1))[i] for c in ("time_limit", "memory_limit"))
+        try:
+            if limit is not None:
                 limits = dataclasses.replace(limits, timeout_s=scaled_timeout(limit, self.time_factor))
-            except ValueError as exc:
-                return Explained(None, "bad_tests", {"error": cut(str(exc))})
+            if memory is not None:
+                limits = dataclasses.replace(limits, memory_mb=min(memory_mb(memory), self.memory_mb))
+        except ValueError as exc:
+            return Explained(None, "bad_tests", {"error": cut(str(exc))})
         return language, limits
 
     @staticmethod
@@ -364,6 +368,7 @@ class CodeReward(AsyncReward):
                 "inputs": list(cases.inputs),
                 "language": language.name,
                 "timeout_s": row[1].timeout_s,
+                "memory_mb": row[1].memory_mb,
             }
             judge = [self.mode, self.float_tol, checker and checker.key, cases.subtasks]
             digest = json.dumps([payload, list(cases.expected), judge], default=str)
