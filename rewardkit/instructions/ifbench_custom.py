@@ -97,9 +97,12 @@ def _reverse_newline(t: str, a: dict[str, Any], ctx: Context) -> bool:
 @instruction(
     "custom:word_reverse",
     rule="read backwards word by word (punctuation removed, lower-cased), the response contains 'bald eagle'",
+    robust="the response does not also say 'bald eagle' forwards (a plain answer with 'eagle bald' added)",
     source=_SRC,
 )
 def _word_reverse(t: str, a: dict[str, Any], ctx: Context) -> bool:
+    if ctx.robust and "bald eagle" in " ".join(drop_punct(t.lower()).split()):
+        return False
     t = " ".join(drop_punct(t.lower().strip()).split()[::-1])
     return "bald eagle" in t and t in split_sentences(t)
 
@@ -107,10 +110,12 @@ def _word_reverse(t: str, a: dict[str, Any], ctx: Context) -> bool:
 @instruction(
     "custom:character_reverse",
     rule="contains 'elgae dlab' ('bald eagle' reversed letter by letter), case-insensitive",
+    robust="the response does not also say 'bald eagle' forwards (a plain answer with 'elgae dlab' added)",
     source=_SRC,
 )
 def _character_reverse(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    return "elgae dlab" in t.lower()
+    low = t.lower()
+    return "elgae dlab" in low and not (ctx.robust and "bald eagle" in low)
 
 
 @instruction(
