@@ -6,12 +6,14 @@
 //   registerTestlibCmd(argc, argv)      checker input output answer: inf, ouf and ans
 //   inf / ouf / ans                     readInt, readLong, readDouble, readReal, readToken, readWord,
 //                                       readChar, readString, readLine, readInts/readLongs/readDoubles/
-//                                       readTokens/readWords (n values), readSpace, readEoln, readEof,
+//                                       readTokens/readWords (n values), readTokenTo/readWordTo/
+//                                       readLineTo/readStringTo, readSpace, readEoln, readEof,
 //                                       eof, seekEof, eoln, seekEoln,
 //                                       quitf, ensuref, ensure; ranges as readInt(lo, hi, "name")
 //   quit, quitf, quitif(cond, ...)     _ok 0, _wa 1, _pe 2, _fail 3 (exit codes); _dirt is a _pe
 //   ensuref, ensure                     a broken assumption of the checker: _fail
-//   doubleCompare, expectedButFound, format, vtos, englishEnding, lowerCase, upperCase, setName
+//   doubleCompare, doubleDelta, expectedButFound, format, vtos, englishEnding, compress, trim,
+//   lowerCase, upperCase, setName
 //
 // A read error on the contestant's output (ouf: a token missing, not a number) is a presentation error,
 // a value outside its range a wrong answer; on the input or the answer it is the checker's failure
@@ -114,6 +116,18 @@ inline std::string englishEnding(int x) {
     }
 }
 
+// A long text shortened for a message: its head, "...", its tail.
+inline std::string compress(const std::string& s) {
+    return s.size() <= 64 ? s : s.substr(0, 30) + "..." + s.substr(s.size() - 31);
+}
+
+inline std::string trim(const std::string& s) {
+    size_t begin = 0, end = s.size();
+    while (begin < end && std::isspace(static_cast<unsigned char>(s[begin]))) ++begin;
+    while (end > begin && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+    return s.substr(begin, end - begin);
+}
+
 inline std::string lowerCase(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -208,6 +222,14 @@ struct InStream {
     }
 
     std::string readWord() { return readToken(); }
+
+    void readTokenTo(std::string& into) { into = readToken(); }
+
+    void readWordTo(std::string& into) { into = readToken(); }
+
+    void readLineTo(std::string& into) { into = readLine(); }
+
+    void readStringTo(std::string& into) { into = readLine(); }
 
     std::vector<std::string> readTokens(int n) {
         std::vector<std::string> out;
@@ -418,6 +440,12 @@ inline bool doubleCompare(double expected, double result, double max_error) {
     double lo = std::min(expected * (1.0 - max_error), expected * (1.0 + max_error));
     double hi = std::max(expected * (1.0 - max_error), expected * (1.0 + max_error));
     return result + 1e-15 >= lo && result <= hi + 1e-15;
+}
+
+// The error of `result` against `expected` for a message: the smaller of the absolute and relative ones.
+inline double doubleDelta(double expected, double result) {
+    double absolute = std::fabs(result - expected);
+    return std::fabs(expected) > 1e-9 ? std::min(absolute, std::fabs(absolute / expected)) : absolute;
 }
 
 template <typename T>
