@@ -55,9 +55,13 @@ from rewardkit.sandbox.run import Limits, RunResult, TestResult
 __all__ = [
     "CHECKER_LIMITS",
     "TESTLIB_LITE",
+    "VERDICTS",
     "Checked",
     "Checker",
     "CheckerError",
+    "Request",
+    "cpp_source",
+    "header",
     "read_checker",
     "run_checkers",
 ]
