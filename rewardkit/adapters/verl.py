@@ -112,13 +112,6 @@ def schema_columns(ground_truth: Any) -> dict[str, Any]:
     return {"schema": ground_truth}
 
 
-def instruction_columns(ground_truth: Any) -> dict[str, Any]:
-    """Instruction-following rows: ``ground_truth`` is IFEval/IFBench's ``{"instruction_id_list", "kwargs"}``,
-    open-instruct's ``func_name`` dicts or ``[{"instruction_id", "kwargs"}]`` (JSON or Python literal text)
-    -> the ``ifeval`` reward's ``ground_truth`` (it reads every one of these forms)."""
-    return {"ground_truth": ground_truth}
-
-
 def tool_call_columns(ground_truth: Any) -> dict[str, Any]:
     """Tool-calling rows: ``ground_truth`` is the expected calls (BFCL's possible answers or plain calls,
     JSON text too), or ``{"ground_truth"|"calls"|"answers": <them>, "tools": <function schemas>}`` ->
@@ -148,6 +141,9 @@ _CODE_SOURCES = ("codecontests", "apps", "codeforces", "taco")
 #: Search-R1's QA sets: its data names them bare, veRL's copy of its scorer prefixes them ``searchR1_``; both
 #: score exact match on ``{"target": [...]}`` (rewardkit's qa_em reads that ground truth as it is)
 _QA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
+#: instruction following: IFEval, IFBench, open-instruct's RLVR sets (IFEval/IFBench ids + kwargs, func_name)
+_IF_SOURCES = ("google/IFEval", "allenai/IFBench_test", "allenai/RLVR-IFeval",
+               "allenai/IF_multi_constraints_upto5", "ifeval*", "ifbench*")  # fmt: skip
 #: data source (or glob, tried after the exact names, in order) -> how its rows are scored
 DATA_SOURCES: dict[str, DataSource] = {
     "openai/gsm8k": DataSource("math"),
@@ -169,18 +165,7 @@ DATA_SOURCES: dict[str, DataSource] = {
     "gorilla-llm/Berkeley-Function-Calling-Leaderboard": DataSource("tool_call", columns=tool_call_columns),
     "bfcl_*": DataSource("tool_call", columns=tool_call_columns),
     "Salesforce/xlam-function-calling-60k": DataSource("tool_call", columns=tool_call_columns),
-    # instruction following: IFEval, IFBench, open-instruct's RLVR sets (ground truths of every form they use)
-    **{
-        name: DataSource("ifeval", columns=instruction_columns)
-        for name in (
-            "google/IFEval",
-            "allenai/IFBench_test",
-            "allenai/RLVR-IFeval",
-            "allenai/IF_multi_constraints_upto5",
-            "ifeval*",
-            "ifbench*",
-        )
-    },
+    **dict.fromkeys(_IF_SOURCES, DataSource("ifeval", columns=lambda truth: {"ground_truth": truth})),
 }
 
 
