@@ -167,6 +167,7 @@ from rewardkit.extract.values import (
     QUALIFIED,
     _tidy,
     bare_answer,
+    labelled_line,
     lenient_answer,
     sentence_answer,
     value_like,
@@ -270,8 +271,8 @@ def _final_answer_after_box(text: str) -> str | None:
 
 _READERS = {
     "strict": (answer_phrase, bare_answer),
-    "standard": (answer_phrase, bare_answer, sentence_answer),
-    "lenient": (answer_phrase, bare_answer, sentence_answer, lenient_answer),
+    "standard": (answer_phrase, bare_answer, sentence_answer, labelled_line),
+    "lenient": (answer_phrase, bare_answer, sentence_answer, labelled_line, lenient_answer),
 }
 
 

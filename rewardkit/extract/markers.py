@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import re
 
-from rewardkit.extract.values import _COMMAND, _WORD, QUALIFIED, TAIL_CHARS, _tidy, lenient_answer, value_like
+from rewardkit.extract.values import (
+    _COMMAND,
+    _WORD,
+    NOT_A_LABEL,
+    QUALIFIED,
+    TAIL_CHARS,
+    _tidy,
+    lenient_answer,
+    value_like,
+)
 from rewardkit.extract.words import with_digits
 
 # "#### 72" (GSM8K), at the start or the end of a line
@@ -80,12 +89,34 @@ def _marked_answer(text: str) -> tuple[int, str] | None:
     for position, phrase in stated_answers(text):
         if best is None or position > best[0]:
             best = (position, phrase)
+    last_line = text.rstrip().rfind("\n") + 1
     for match in _BOLD.finditer(text, max(0, len(text) - BOLD_TAIL_CHARS)):
-        if (best is None or match.start() > best[0]) and value_like(match.group(1)):
+        if best is not None and match.start() <= best[0]:
+            continue
+        if value_like(match.group(1)):
             value = _tidy(match.group(1), equation=True)
             if value:
                 best = (match.start(), value)
+        elif match.start() >= last_line:
+            count = _bold_count(match.group(1))
+            if count is not None:
+                best = (match.start(), count)
     return best
+
+
+_COUNT = re.compile(r"(?<![\w.,])-?\d+(?:\.\d+)?(?![\w.,]*\d)")
+MAX_BOLD_WORDS = 6
+
+
+def _bold_count(bold: str) -> str | None:
+    """The one number of a short bold phrase on the last line (``So **4 cubes remain**``): at most
+    :data:`MAX_BOLD_WORDS` words, one number, nothing that negates or bounds it."""
+    numbers = _COUNT.findall(bold)
+    if len(numbers) != 1 or len(bold.split()) > MAX_BOLD_WORDS or QUALIFIED.search(bold):
+        return None
+    if bold.rstrip().endswith(":") or NOT_A_LABEL.match(bold.strip()):
+        return None  # "**Step 3:**", "**Case 2**": a heading, not a statement
+    return numbers[0]
 
 
 def stated_answers(text: str) -> list[tuple[int, str]]:

@@ -198,6 +198,34 @@ def _qualified(text: str, values: list[tuple[int, int, str]]) -> bool:
     return bounded == len(values) - 1
 
 
+# "Marbles remaining after the trade: 5", "**Total cost:** $42": a label of words, a colon, a value
+_LABELLED_LINE = re.compile(r"[ \t*#>]*([A-Za-z][A-Za-z ,'’()/-]{2,80}?)[ \t*]*:[ \t*]*(.+?)[ \t*]*")
+NOT_A_LABEL = re.compile(r"^(?:step|case|part|note|hint|check|verification|example|question|problem)\b", re.I)
+MAX_LABEL_WORDS = 10
+
+
+def labelled_line(text: str) -> str | None:
+    """The value of a labelled final line, as models close a word problem without a box or "answer"
+    (``Marbles remaining after the trade: 5``): a label of at most :data:`MAX_LABEL_WORDS` words (no digits;
+    not a step, case, part or note), a colon, and a value (:func:`value_like`), on the text's last line.
+
+    >>> labelled_line("She gives away 3.\\n\\nMarbles remaining after the trade: 5")
+    '5'
+    >>> labelled_line("Step 2: 12") is None
+    True
+    >>> labelled_line("Remaining: we still need to add") is None
+    True
+    """
+    lines = text.rstrip().rsplit("\n", 1)
+    match = _LABELLED_LINE.fullmatch(lines[-1])
+    if match is None:
+        return None
+    label, value = match.group(1).strip(), match.group(2)
+    if len(label.split()) > MAX_LABEL_WORDS or NOT_A_LABEL.match(label) or not value_like(value):
+        return None
+    return _tidy(value) or None
+
+
 def lenient_answer(text: str) -> str | None:
     """The last value of the text's final lines: a math span (``$...$``, ``\\(...\\)``, ``\\[...\\]``) or
     a number, the value after its last ``=``; in lines with neither, the last whole number in words.

@@ -134,7 +134,14 @@ _FUNCTIONS = frozenset(
 _AFTER_ATOM = frozenset(("+", "-", "=", ",", ")", "]", "}", "<", ">"))
 MAX_LAYOUT_CHARS = 2000
 _NOTHING = frozenset(("\\left", "\\right", "\\displaystyle", "\\,", "\\!", "\\;", "\\:", "\\ ", "$"))
-_SPELLING = {"\\dfrac": "\\frac", "\\tfrac": "\\frac"}
+# one spelling for fractions, and for text: \\text{Evelyn}, \\mathrm{Evelyn} and Evelyn are one answer
+_SPELLING = {
+    "\\dfrac": "\\frac",
+    "\\tfrac": "\\frac",
+    "\\mathrm": "\\text",
+    "\\textrm": "\\text",
+    "\\mbox": "\\text",
+}
 
 
 def _layout(text: str) -> tuple[str, ...] | str:
@@ -188,6 +195,10 @@ def _laid_out(items: list[object]) -> list[str]:
     i = 0
     while i < len(items):
         item = items[i]
+        if item == "\\text" and i + 1 < len(items) and isinstance(items[i + 1], list):
+            out += _laid_out(items[i + 1])  # \\text{Evelyn} is the word Evelyn
+            i += 2
+            continue
         if isinstance(item, list):
             inner = _laid_out(item)
             out += inner if len(inner) == 1 else ["{", *inner, "}"]
