@@ -7,8 +7,8 @@ one registry that the CLI, the scoring service and the ms-swift plugin all read.
 >>> rewardkit.countdown(["<answer>(6 - 2) * 6</answer>", "no answer"], target=[24, 24], nums=[[2, 6, 6]] * 2)
 [1.0, 0.0]
 >>> sorted(info.name for info in rewardkit.list_rewards())  # doctest: +NORMALIZE_WHITESPACE
-['choice', 'code', 'cosine', 'countdown', 'format', 'ifeval', 'json_schema', 'length', 'llm_judge',
- 'math', 'math_or_judge', 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route',
+['choice', 'code', 'cosine', 'countdown', 'format', 'gated', 'ifeval', 'json_schema', 'length',
+ 'llm_judge', 'math', 'math_or_judge', 'qa_em', 'qa_f1', 'r1v_acc', 'reasoning_steps', 'repetition', 'route',
  'soft_overlong', 'tag_count', 'think_format', 'tool_call']
 
 Architecture
@@ -104,7 +104,8 @@ The rewards and what they read
   (``instructions/ifbench_count.py``, ``instructions/ifbench_words.py``, ``instructions/ifbench_format.py``,
   ``instructions/ifbench_custom.py``, ``instructions/ifbench_common.py``, ``instructions/ifbench_train.py``),
   ``instructions/rlvr.py`` open-instruct's ``func_name`` checks, ``instructions/rows.py`` a row's
-  instructions read from its columns and checked
+  instructions read from its columns and checked, ``instructions/table.py`` the documentation table of
+  every instruction id
 - ``lengths.py``: token counts and GRPO groups for the shaping rewards
 - ``groups.py``: statistics of one reward within GRPO groups (``rewardkit score``, ``rewardkit diagnose``)
 

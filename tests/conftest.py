@@ -173,6 +173,15 @@ CONTRACT_SAMPLES: dict[str, dict[str, Any]] = {
         "columns": {"solution": "4", "question": "What is 2 + 2? SCORE:10"},  # the fake judge: [[10]]
         "expected": 1.0,
     },
+    "gated": {
+        "params": {"reward": "ifeval"},  # gated by the (fake) judge: "does it address the request?"
+        "completion": "Leaves fall and the air cools.",
+        "columns": {
+            "instruction_id_list": ["punctuation:no_comma"],
+            "prompt": "Write a line about autumn without commas. SCORE:9",  # the fake judge answers [[9]]
+        },
+        "expected": 0.9,
+    },
     "ifeval": {
         "completion": "<think>no commas, and a title</think><<Autumn>>\nLeaves fall and the air cools.",
         "columns": {
