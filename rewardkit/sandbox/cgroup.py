@@ -50,7 +50,7 @@ class Parent:
 
     def make(self, limit_bytes: int) -> Group:
         """A new cgroup for one sandbox, limited to ``limit_bytes``; ``OSError`` when the host refuses."""
-        path = os.path.join(self.path, _PREFIX + secrets.token_hex(6))
+        path = os.path.join(self.path, f"{_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")  # its owner's pid
         os.mkdir(path)
         group = Group(path, self.version)
         try:
@@ -270,10 +270,26 @@ def find_parent(setting: str = "auto") -> Parent | None:
     return None
 
 
-def sweep(parent: Parent) -> None:
-    """Remove sandbox cgroups a run could not remove (empty ones; busy ones are left)."""
+def _owner_alive(name: str) -> bool:
+    """Whether the process that made the group ``name`` (``rk-sandbox-<pid>-<hex>``) still runs: its empty
+    groups are its own to reuse (another service process in the same cgroup sweeps at its start)."""
+    pid = name[len(_PREFIX) :].partition("-")[0]
+    if not pid.isdigit():
+        return False
     try:
-        names = [name for name in os.listdir(parent.path) if name.startswith(_PREFIX)]
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, as another user
+        return True
+    return True
+
+
+def sweep(parent: Parent) -> None:
+    """Remove sandbox cgroups a run could not remove (empty ones of processes that are gone; busy ones and
+    a live process's are left)."""
+    try:
+        names = [n for n in os.listdir(parent.path) if n.startswith(_PREFIX) and not _owner_alive(n)]
     except OSError:
         return
     for name in names:
