@@ -111,7 +111,7 @@ MAX_BOLD_WORDS = 6
 def _bold_count(bold: str) -> str | None:
     """The one number of a short bold phrase on the last line (``So **4 cubes remain**``): at most
     :data:`MAX_BOLD_WORDS` words, one number, nothing that negates or bounds it."""
-    numbers = _COUNT.findall(bold)
+    numbers: list[str] = _COUNT.findall(bold)
     if len(numbers) != 1 or len(bold.split()) > MAX_BOLD_WORDS or QUALIFIED.search(bold):
         return None
     if bold.rstrip().endswith(":") or NOT_A_LABEL.match(bold.strip()):

@@ -195,8 +195,9 @@ def _laid_out(items: list[object]) -> list[str]:
     i = 0
     while i < len(items):
         item = items[i]
-        if item == "\\text" and i + 1 < len(items) and isinstance(items[i + 1], list):
-            out += _laid_out(items[i + 1])  # \\text{Evelyn} is the word Evelyn
+        following = items[i + 1] if i + 1 < len(items) else None
+        if item == "\\text" and isinstance(following, list):
+            out += _laid_out(following)  # \\text{Evelyn} is the word Evelyn
             i += 2
             continue
         if isinstance(item, list):
