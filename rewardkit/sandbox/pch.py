@@ -73,7 +73,9 @@ def _header(compiler: str, flags: tuple[str, ...]) -> str | None:
     return None
 
 
+@functools.cache
 def _key(compiler: str, flags: tuple[str, ...], header: str) -> str:
+    """Once a process: a compiler upgraded under a running service is seen at its restart."""
     cc1 = _run([compiler, "-print-prog-name=cc1plus"]).stdout.strip()
     facts: list[object] = [os.path.realpath(compiler), _run([compiler, "--version"]).stdout.split("\n")[0]]
     for path in (cc1, header):
@@ -115,10 +117,14 @@ def include_dir(language: Language, compiler: str, setting: str) -> str | None:
     if not language.pch or root is None:
         return None
     flags = language.flags()
-    header = _header(compiler, flags)
-    if header is None:
+    try:
+        header = _header(compiler, flags)
+        final = os.path.realpath(os.path.join(root, _key(compiler, flags, header))) if header else None
+    except (OSError, subprocess.SubprocessError) as exc:
+        logger.warning("no precompiled bits/stdc++.h (compiles go on without it): %s", exc)
         return None
-    final = os.path.realpath(os.path.join(root, _key(compiler, flags, header)))
+    if final is None or header is None:
+        return None
     if os.path.isfile(os.path.join(final, "bits", "stdc++.h.gch")):
         return final
     with _locks_guard:
