@@ -52,7 +52,7 @@ def letters(text: str) -> bool:
 def filler(text: str, *, least: int = 10, ratio: float = 0.2) -> bool:
     """Whether ``text`` is repeated filler: at least ``least`` words of which under ``ratio`` are distinct
     (honest prose of a few hundred words keeps well over a third of its words distinct)."""
-    words = [w for w in (strip_punct(w).lower() for w in text.split()) if w]
+    words = [w for w in (w.strip(_STRIP) for w in text.lower().split()) if w]
     return len(words) >= least and len(set(words)) < ratio * len(words)
 
 
@@ -70,15 +70,19 @@ def count_word(text: str, word: str) -> int:
     return len(_word_re(word).findall(text))
 
 
-def other_words(text: str, skip: set[str] | frozenset[str]) -> int:
+def other_words(text: str, skip: set[str] | frozenset[str], enough: int | None = None) -> int:
     """How many words of ``text`` (letters, punctuation stripped, lower-cased) are not in ``skip``: what a
-    response says besides the words a constraint asks for (``skip`` lower-case).
+    response says besides the words a constraint asks for (``skip`` lower-case); counting stops at ``enough``
+    (a check asks whether there are at least that many).
 
-    >>> other_words("Emma and Liam met at noon.", {"emma", "liam"})
-    4
+    >>> other_words("Emma and Liam met at noon.", {"emma", "liam"}), other_words("a b c d", set(), enough=2)
+    (4, 2)
     """
-    return sum(
-        1
-        for w in text.split()
-        if (b := strip_punct(w).lower()) and any(c.isalpha() for c in b) and b not in skip
-    )
+    n = 0
+    for w in text.lower().split():
+        b = w.strip(_STRIP)
+        if b and b not in skip and any(map(str.isalpha, b)):
+            n += 1
+            if n == enough:
+                break
+    return n

@@ -135,7 +135,7 @@ def _conjunctions(t: str, a: dict[str, Any], ctx: Context) -> bool:
         bare = strip_punct(word).lower()
         if bare in _CONJUNCTIONS:
             found.add(bare if ctx.robust else word)
-    if ctx.robust and other_words(view(t, ctx), _CONJUNCTION_SET) < 3:
+    if ctx.robust and other_words(view(t, ctx), _CONJUNCTION_SET, enough=3) < 3:
         return False
     return len(found) >= int(a["small_n"])
 
@@ -162,7 +162,7 @@ _NAME_WORD = re.compile(rf"(?<![^\W_])({'|'.join(_NAMES)})(?![^\W_])")
 def _person_names(t: str, a: dict[str, Any], ctx: Context) -> bool:
     t = view(t, ctx)
     if ctx.robust:
-        if other_words(t, _NAME_SET) < 3:
+        if other_words(t, _NAME_SET, enough=3) < 3:
             return False
         return len(set(_NAME_WORD.findall(t))) >= int(a["N"])
     return sum(1 for n in _NAMES if n in t) >= int(a["N"])
@@ -210,7 +210,7 @@ def _numbers(t: str, a: dict[str, Any], ctx: Context) -> bool:
     source=_SRC,
 )
 def _punctuation(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    if not ("!?" in t or "?!" in t or "‽" in t) or (ctx.robust and other_words(t, frozenset()) < 3):
+    if not ("!?" in t or "?!" in t or "‽" in t) or (ctx.robust and other_words(t, frozenset(), enough=3) < 3):
         return False
     rest = t.replace("?!", "", 1)
     if len(rest) == len(t):
@@ -252,7 +252,7 @@ _TIMES = (1, 2, 3, 5, 7)
 )
 def _keywords_multiple(t: str, a: dict[str, Any], ctx: Context) -> bool:
     low = view(t, ctx).lower()
-    if ctx.robust and other_words(low, {a[f"keyword{i}"].lower() for i in range(1, 6)}) < 5:
+    if ctx.robust and other_words(low, {a[f"keyword{i}"].lower() for i in range(1, 6)}, enough=5) < 5:
         return False
     for i, times in enumerate(_TIMES, start=1):
         word = a[f"keyword{i}"].lower()
