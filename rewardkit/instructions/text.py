@@ -118,31 +118,40 @@ _STARTERS = (
     r"|Wherever)"
 )
 _SUFFIXES = "(Inc|Ltd|Jr|Sr|Co)"
-_SPLIT_STEPS: tuple[tuple[re.Pattern[str], Any], ...] = (
-    (re.compile("(Mr|St|Mrs|Ms|Dr)[.]"), r"\1<prd>"),
-    (re.compile("[.](com|net|org|io|gov|edu|me)"), r"<prd>\1"),
-    (re.compile("([0-9])[.]([0-9])"), r"\1<prd>\2"),
-    (re.compile(r"\.{2,}"), lambda m: "<prd>" * len(m.group(0)) + "<stop>"),
+# Each step with the literal test that must hold for it to change anything: a pattern that starts with a
+# character class is tried at every position (slow in Python's re), so it runs only when its text is there.
+_LETTER_DOT_LETTER = re.compile(r"\.[A-Za-z]\.")
+_SPLIT_STEPS: tuple[tuple[re.Pattern[str], Any, re.Pattern[str] | None], ...] = (
+    (re.compile("(Mr|St|Mrs|Ms|Dr)[.]"), r"\1<prd>", None),
+    (re.compile("[.](com|net|org|io|gov|edu|me)"), r"<prd>\1", None),
+    (re.compile("([0-9])[.]([0-9])"), r"\1<prd>\2", re.compile(r"\.[0-9]")),
+    (re.compile(r"\.{2,}"), lambda m: "<prd>" * len(m.group(0)) + "<stop>", None),
 )
-_SPLIT_LATE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\s" + _A + "[.] "), r" \1<prd> "),
-    (re.compile("([A-Z][.][A-Z][.](?:[A-Z][.])?) " + _STARTERS), r"\1<stop> \2"),
-    (re.compile(_A + "[.]" + _A + "[.]" + _A + "[.]"), r"\1<prd>\2<prd>\3<prd>"),
-    (re.compile(_A + "[.]" + _A + "[.]"), r"\1<prd>\2<prd>"),
-    (re.compile(" " + _SUFFIXES + "[.] " + _STARTERS), r" \1<stop> \2"),
-    (re.compile(" " + _SUFFIXES + "[.]"), r" \1<prd>"),
-    (re.compile(" " + _A + "[.]"), r" \1<prd>"),
+_SPLIT_LATE: tuple[tuple[re.Pattern[str], str, re.Pattern[str] | None], ...] = (
+    (re.compile(r"\s" + _A + "[.] "), r" \1<prd> ", None),
+    (
+        re.compile("([A-Z][.][A-Z][.](?:[A-Z][.])?) " + _STARTERS),
+        r"\1<stop> \2",
+        re.compile(r"\.[A-Z]\. "),
+    ),
+    (re.compile(_A + "[.]" + _A + "[.]" + _A + "[.]"), r"\1<prd>\2<prd>\3<prd>", _LETTER_DOT_LETTER),
+    (re.compile(_A + "[.]" + _A + "[.]"), r"\1<prd>\2<prd>", _LETTER_DOT_LETTER),
+    (re.compile(" " + _SUFFIXES + "[.] " + _STARTERS), r" \1<stop> \2", None),
+    (re.compile(" " + _SUFFIXES + "[.]"), r" \1<prd>", None),
+    (re.compile(" " + _A + "[.]"), r" \1<prd>", None),
 )
 
 
 @lru_cache(maxsize=_CACHE)
 def _split_sentences(s: str) -> tuple[str, ...]:
     t = " " + s.replace("\n", " ") + "  "
-    for pattern, repl in _SPLIT_STEPS:
-        t = pattern.sub(repl, t)
+    for pattern, repl, needs in _SPLIT_STEPS:
+        if needs is None or needs.search(t):
+            t = pattern.sub(repl, t)
     t = t.replace("Ph.D.", "Ph<prd>D<prd>")
-    for pattern, late in _SPLIT_LATE:
-        t = pattern.sub(late, t)
+    for pattern, late, needs in _SPLIT_LATE:
+        if needs is None or needs.search(t):
+            t = pattern.sub(late, t)
     # a closing quote moves before the mark that ends its sentence
     t = t.replace(".\u201d", "\u201d.").replace('."', '".').replace('!"', '"!').replace('?"', '"?')
     t = t.replace(".", ".<stop>").replace("?", "?<stop>").replace("!", "!<stop>").replace("<prd>", ".")
