@@ -258,6 +258,7 @@ CPP_FAILING = [
     ('    quitf(_fail, "the jury\'s answer is broken");', "testlib's _fail"),
     ("    volatile int* p = nullptr;\n    return *p;", "SIGSEGV"),
     ("    return 42;", "exited with 42"),
+    ('    ans.quitf(_pe, "the answer is malformed");', "testlib's _fail"),  # any verdict through ans: FAIL
     ("    undefined_call();", "does not compile"),
     (
         '    for (int i = 0; i < 9; ++i) ans.readInt();\n    quitf(_ok, "");',

@@ -17,7 +17,8 @@
 //
 // A read error on the contestant's output (ouf: a token missing, not a number) is a presentation error,
 // a value outside its range a wrong answer; on the input or the answer it is the checker's failure
-// (_fail). An accepted verdict with more than blanks left in the output is a presentation error ("extra
+// (_fail), as is any verdict said through inf or ans (ans.quitf(_pe, ...)). readLine at the end of a
+// file is an empty line. An accepted verdict with more than blanks left in the output is a presentation error ("extra
 // information"). The verdict's message goes to stderr. Patterns (readToken("[a-z]+")), interactors,
 // generators, validators and partial points (quitp, _pc) are not here: a checker that needs them does
 // not compile, which the code reward reports as checker_error. Set the code reward's `testlib` setting
@@ -250,8 +251,10 @@ struct InStream {
         return c;
     }
 
+    // The rest of the line (without its end); at the end of the file, an empty line, as testlib's
+    // checkers read it (not its validators).
     std::string readLine() {
-        if (at >= text.size()) broken("unexpected end of file: a line expected");
+        if (at >= text.size()) return "";
         size_t end = text.find('\n', at);
         if (end == std::string::npos) end = text.size();
         std::string line = text.substr(at, end - at);
@@ -339,8 +342,11 @@ struct InStream {
         return out;
     }
 
+    // A verdict said through a stream: the output's as it is; the input's or the answer's is always the
+    // checker's failure (whatever the checker named: the jury's files are not the contestant's doing).
     [[noreturn]] void quit(TResult result, const std::string& message) {
-        rewardkit_lite::finish(result, message);
+        if (mode == _output) rewardkit_lite::finish(result, message);
+        rewardkit_lite::finish(_fail, message + " (" + stream_name() + ")");
         std::exit(3);
     }
 
@@ -358,11 +364,11 @@ struct InStream {
         va_start(args, fmt);
         std::string message = rewardkit_lite::vformat(fmt, args);
         va_end(args);
-        quit(mode == _output ? _wa : _fail, message);
+        quit(_wa, message);
     }
 
     void ensure(bool condition, const std::string& message = "a condition failed") {
-        if (!condition) quit(mode == _output ? _wa : _fail, message);
+        if (!condition) quit(_wa, message);
     }
 };
 
