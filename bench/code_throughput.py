@@ -3,7 +3,7 @@ multiprocessing, on the same GRPO-shaped batch, in the same run.
 
     python bench/code_throughput.py [--problems 64] [--group 16] [--workers N] [--timeout 1.0] [--seed 0]
                                     [--cgroup auto|off|PATH] [--language python|cpp] [--pch-samples 5]
-                                    [--peer-first]
+                                    [--peer-first] [--pch-only]
 
 ``--language cpp`` runs the C++ batch instead (compiled programs against unsandboxed ``g++`` + run, and
 the precompiled header's gain): ``bench/code_cpp.py``.
@@ -183,8 +183,14 @@ def main() -> None:
     parser.add_argument("--language", choices=("python", "cpp"), default="python")
     parser.add_argument("--pch-samples", type=int, default=5, help="C++: compiles timed for the PCH's gain")
     parser.add_argument("--peer-first", action="store_true", help="C++: time the unsandboxed side first")
+    parser.add_argument("--pch-only", action="store_true", help="C++: the precompiled header's gain alone")
     args = parser.parse_args()
     programs, tests, kinds = batch(args.problems, args.group, random.Random(args.seed))
+    if args.language == "cpp" and args.pch_only:
+        from code_cpp import report_pch  # bench/, beside this file
+
+        report_pch(args)
+        return
     if args.language == "cpp":
         from code_cpp import run_cpp  # bench/, beside this file
 
