@@ -15,13 +15,14 @@ copied into the repository).
 Each figure is the median of ``--runs`` runs, each on a batch of its own, the in-process and the service run
 of a batch back to back, alternating which goes first; the text-keyed caches (sentences, tokens, language,
 normalised views) are cleared before every in-process run, as a GRPO batch never repeats a completion.
-IFBench's outputs are one batch: in-process it is scored ``--runs`` times from cold caches, the service (whose
-caches the bench cannot clear) scores it once. The service is a real ``uvicorn service.app:create_app`` on
-loopback (``bench/service_overhead.py``'s ``start_server``), called with ``RewardClient``; its values
-are checked equal to the in-process ones. Language detection: the time spent in ``langdetect`` (the
-instruction modules' ``language``, timed by a wrapper) as a share of the in-process time, and the rate of the
-same batches with the three language-detecting ids (``language:response_language``,
-``change_case:english_capital``, ``change_case:english_lowercase``) removed.
+IFBench's outputs are one batch, scored ``--runs`` times, each time from cold caches here and by a freshly
+started service (whose caches the bench cannot clear). Both sides are warmed up first on every instruction.
+The service is a real ``uvicorn service.app:create_app`` on loopback (``bench/service_overhead.py``'s
+``start_server``), called with ``RewardClient``; its values are checked equal to the in-process ones.
+Language detection: the time spent in ``langdetect`` (the instruction modules' ``language``, timed by a
+wrapper) as a share of the in-process time, and the rate of the same batches with the three
+language-detecting ids (``language:response_language``, ``change_case:english_capital``,
+``change_case:english_lowercase``) removed.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import rewardkit  # noqa: E402
 from rewardkit.client import RewardClient  # noqa: E402
 from rewardkit.instructions import ifeval_words, rlvr  # noqa: E402
 from rewardkit.instructions import text as text_tools  # noqa: E402
-from rewardkit.instructions.base import TABLE  # noqa: E402
+from rewardkit.instructions.base import TABLE, BadKwargs, read_args  # noqa: E402
 from rewardkit.spec import RewardSpec  # noqa: E402
 
 SUITE = ROOT / "tests" / "golden" / "ifeval_hacks.jsonl"
@@ -257,12 +258,50 @@ def measure(label: str, batches: list[Batch], client: RewardClient | None, rules
         "share": statistics.median(share),
         "bare": statistics.median(bare),
     }
-    ratio = figures["local"] / figures["remote"] if remote else float("nan")
-    print(
-        f"{label:<26}{n:>6}{figures['local']:>12,.0f}/s{figures['remote']:>12,.0f}/s{ratio:>9.2f}x"
-        f"{figures['share']:>10.1%}{figures['bare']:>14,.0f}/s"
-    )
+    if label:
+        report(label, n, figures)
     return figures
+
+
+def report(label: str, n: int, f: dict[str, float]) -> None:
+    ratio = f["local"] / f["remote"]
+    print(
+        f"{label:<26}{n:>6}{f['local']:>12,.0f}/s{f['remote']:>12,.0f}/s{ratio:>9.2f}x{f['share']:>10.1%}"
+        f"{f['bare']:>14,.0f}/s"
+    )
+
+
+def warm_up(client: RewardClient | None) -> None:
+    """Every instruction once on both sides (imports, the tagger's lexicon, langdetect's profiles, Punkt)."""
+    rows = instruction_pool()
+    for iid, spec in TABLE.items():
+        try:
+            read_args(spec, {})
+        except BadKwargs:
+            continue
+        rows.append((iid, {}))
+    completions = ["Write a short answer. It has two sentences."] * len(rows)
+    columns = {"instruction_id_list": [[i] for i, _ in rows], "kwargs": [[k] for _, k in rows]}
+    rewardkit.get("ifeval")(completions, **columns)
+    if client is not None:
+        client.score(["ifeval"], completions, **columns)
+
+
+def serving(no_service: bool) -> tuple[Any, RewardClient | None]:
+    if no_service:
+        return None, None
+    server = start_server(ready="/healthz", tries=600)
+    client = RewardClient(server[1], http_timeout_s=300)
+    warm_up(client)
+    return server, client
+
+
+def stop(server: Any, client: RewardClient | None) -> None:
+    if client is not None:
+        client.close()
+    if server is not None:
+        server[0].terminate()
+        server[0].wait(timeout=30)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,13 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; rules={args.rules}; {args.prompts} "
         f"prompts x {args.group_size} completions of 500-3,000 characters; medians of {args.runs} runs"
     )
-    server = None if args.no_service else start_server(ready="/healthz", tries=600)
-    client = None if server is None else RewardClient(server[1], http_timeout_s=300)
+    warm_up(None)
+    server, client = serving(args.no_service)
     try:
-        warm = grpo_batch(random.Random("warm"), pool, 4, 4)
-        rewardkit.get("ifeval")(warm[0], **warm[1])  # imports, the tagger, langdetect's profiles
-        if client is not None:
-            client.score(["ifeval"], warm[0], **warm[1])
         print(
             f"{'batch':<26}{'rows':>6}{'in-process':>14}{'service':>14}{'ratio':>10}{'langdetect':>10}"
             f"{'no lang ids':>16}"
@@ -302,15 +337,20 @@ def main(argv: list[str] | None = None) -> int:
             rng = random.Random(label)
             batches = [grpo_batch(rng, mix, args.prompts, args.group_size) for _ in range(args.runs)]
             measure(label, batches, client, args.rules)
-        if args.ifbench is not None:
-            batch = ifbench_batch(args.ifbench)
-            measure("IFBench sample outputs", [batch] * args.runs, client, args.rules)
     finally:
-        if client is not None:
-            client.close()
-        if server is not None:
-            server[0].terminate()
-            server[0].wait(timeout=30)
+        stop(server, client)
+    if args.ifbench is not None:
+        # one batch: each run gets a fresh service (its caches would answer a repeat) and cold caches here
+        batch = ifbench_batch(args.ifbench)
+        runs = []
+        for _ in range(args.runs):
+            server, client = serving(args.no_service)
+            try:
+                runs.append(measure("", [batch], client, args.rules))
+            finally:
+                stop(server, client)
+        middle = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        report("IFBench sample outputs", len(batch[0]), middle)
     print(
         "ratio = in-process rate / service rate (bar: <= 1.3x); langdetect = share of in-process time in "
         "language detection; no lang ids = the same batches without the three language-detecting ids"
