@@ -46,6 +46,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -58,6 +59,7 @@ CXX = ["nice", "-n", "10", "g++", "-O2", "-std=c++17"]
 WRONG = ("WA", "TLE", "RE")
 GEN_TIMEOUT_S = 30.0
 COMPILE_TIMEOUT_S = 180.0
+MEMORY_MB = 1024  # Library Checker's memory limit, for the reference judge and the reward
 CHECKER_FILES = (16 << 20) - 4096  # a test's input + 2 x its output, at most (see _fits_checker)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
 
@@ -66,7 +68,7 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
 class Solution:
     name: str
     expect: str  # what info.toml says: WA, TLE, RE (wrong) or AC (correct.cpp)
-    reference: str = ""  # the reference judge on the small tests: AC, WA, TLE, RE
+    reference: str = ""  # the reference judge on the small tests: AC, WA, TLE, RE, MLE
     reference_test: int | None = None  # the first failing test
     seconds: float = 0.0
 
@@ -170,22 +172,32 @@ def _unlimited_stack() -> None:
 
 
 def run_binary(command: list[str], stdin: Path | None, stdout: Path, timeout: float) -> tuple[str, float]:
-    """("AC" | "TLE" | "RE", seconds): a run as generate.py does it (wall clock; stack unlimited, as on
-    the judge)."""
+    """("AC" | "MLE" | "TLE" | "RE", seconds): a run as generate.py does it (wall clock; stack unlimited,
+    as on the judge), plus the judge's memory limit: a peak resident size over :data:`MEMORY_MB` is MLE
+    (generate.py measures no memory; Library Checker's judge does)."""
     start = time.perf_counter()
     with stdout.open("wb") as out, stdin.open("rb") if stdin else open(os.devnull, "rb") as inp:
-        try:
-            done = subprocess.run(
-                command,
-                stdin=inp,
-                stdout=out,
-                stderr=subprocess.DEVNULL,
-                timeout=timeout,
-                preexec_fn=_unlimited_stack,
-            )
-        except subprocess.TimeoutExpired:
-            return "TLE", time.perf_counter() - start
-    return ("AC" if done.returncode == 0 else "RE"), time.perf_counter() - start
+        proc = subprocess.Popen(
+            command, stdin=inp, stdout=out, stderr=subprocess.DEVNULL, preexec_fn=_unlimited_stack
+        )
+        status, usage, timed_out = 0, None, False
+        while usage is None:
+            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                usage = rusage
+            elif time.perf_counter() - start > timeout:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                timed_out = True
+            else:
+                time.sleep(0.005)
+        proc.returncode = -1  # reaped here: Popen must not wait for it again
+    seconds = time.perf_counter() - start
+    if usage.ru_maxrss > MEMORY_MB << 10:  # kilobytes
+        return "MLE", seconds
+    if timed_out:
+        return "TLE", seconds
+    return ("AC" if os.waitstatus_to_exitcode(status) == 0 else "RE"), seconds
 
 
 def check(checker: Path, test_in: Path, output: Path, answer: Path) -> bool:
@@ -207,7 +219,7 @@ def prepare(root: Path, folder: Path, k: int, max_input: int) -> Prepared:
     config = info(folder)
     name = folder.relative_to(root).as_posix()
     cache = folder / "rewardkit.json"
-    key = {"k": k, "max_input": max_input, "checker_files": CHECKER_FILES}
+    key = {"k": k, "max_input": max_input, "checker_files": CHECKER_FILES, "memory_mb": MEMORY_MB}
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
@@ -378,6 +390,8 @@ def score_all(root: Path, used: list[Prepared]) -> int:
 
     reward = rewardkit.get("code", **reward_params(root))
     totals = {"correct": 0, "correct_1": 0, "wrong": 0, "wrong_0": 0, "same_verdict": 0, "same_test": 0}
+    kinds: Counter[str] = Counter()  # the reward's verdicts on the wrong solutions
+    expected = 0  # ... that are what info.toml expects
     started = time.perf_counter()
     for p in used:
         pairs = submissions(root, p)
@@ -402,9 +416,11 @@ def score_all(root: Path, used: list[Prepared]) -> int:
             totals["wrong_0"] += value == 0.0
             totals["same_verdict"] += got == solution.reference
             totals["same_test"] += got == solution.reference and first == solution.reference_test
+            kinds[got] += 1
+            expected += got == solution.expect
             mark = "ok" if value == 0.0 else "WRONG"
             parts.append(
-                f"{solution.name} {value} {reason} -> {got} (reference {solution.reference} "
+                f"{solution.name} {value} {reason} -> {got} on test {first} (reference {solution.reference} "
                 f"on test {solution.reference_test}, info.toml {solution.expect}) {mark}"
             )
         print(
@@ -417,7 +433,8 @@ def score_all(root: Path, used: list[Prepared]) -> int:
         f"{totals['correct_1']}/{totals['correct']}; "
         f"wrong solutions 0.0 in {totals['wrong_0']}/{totals['wrong']}, "
         f"the reference judge's verdict in {totals['same_verdict']}/{totals['wrong']} "
-        f"(and its first failing test in {totals['same_test']})"
+        f"(and its first failing test in {totals['same_test']}), info.toml's expect in {expected}; "
+        f"the reward's verdicts: {', '.join(f'{k} {v}' for k, v in kinds.most_common())}"
     )
     ok = totals["correct_1"] == totals["correct"] and totals["wrong_0"] == totals["wrong"]
     return 0 if ok else 1
@@ -428,7 +445,7 @@ def reward_params(root: Path) -> dict[str, Any]:
     snapshot's testlib.h for the checkers."""
     return {
         "mode": "all",
-        "memory_mb": 1024,
+        "memory_mb": MEMORY_MB,
         "max_tests": 500,
         "max_test_chars": 1 << 30,
         "output_bytes": 64 << 20,
