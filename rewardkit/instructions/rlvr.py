@@ -96,7 +96,7 @@ def _keyword_frequency(t: str, a: Args, ctx: Context) -> bool:
         n = len(pattern(view_of(a["word"], ctx), whole=True, raw=False).findall(v))
         return n == a["N"] and not (a["N"] > 0 and filler(v))
     word = a["word"].lower()
-    return sum(1 for w in re.findall(r"\b\w+\b", v.lower()) if w == word) == a["N"]
+    return bool(sum(1 for w in re.findall(r"\b\w+\b", v.lower()) if w == word) == a["N"])
 
 
 @instruction(
@@ -131,7 +131,7 @@ def _letter(args: Args) -> Args:
     source=SRC,
 )
 def _letter_frequency(t: str, a: Args, ctx: Context) -> bool:
-    return _answer(t, ctx).count(a["letter"]) == a["N"]
+    return bool(_answer(t, ctx).count(a["letter"]) == a["N"])
 
 
 @instruction(
@@ -141,7 +141,7 @@ def _letter_frequency(t: str, a: Args, ctx: Context) -> bool:
     source=SRC,
 )
 def _language(t: str, a: Args, ctx: Context) -> bool:
-    return language(t.strip()) == a["language"]
+    return bool(language(t.strip()) == a["language"])
 
 
 def _star_paragraphs(v: str) -> list[str]:
@@ -162,7 +162,7 @@ def _paragraph_count(t: str, a: Args, ctx: Context) -> bool:
         return False
     if ctx.robust and pieces_count(parts) != len(parts):
         return False
-    return len(parts) == a["N"]
+    return bool(len(parts) == a["N"])
 
 
 @instruction(
@@ -220,7 +220,7 @@ def _paragraphs(t: str, a: Args, ctx: Context) -> bool:
         return False
     start = parts[a["i"] - 1].strip()
     if not ctx.robust:
-        return start.startswith(a["first_word"])
+        return bool(start.startswith(a["first_word"]))
     word = view_of(a["first_word"], ctx)
     return (
         pieces_count(parts) == len(parts)
@@ -261,7 +261,7 @@ def _placeholders(t: str, a: Args, ctx: Context) -> bool:
     found = re.findall(r"\[(.*?)\]", _answer(t, ctx))
     if ctx.robust:
         found = [p for p in found if content(p)]
-    return len(found) >= a["N"]
+    return bool(len(found) >= a["N"])
 
 
 @instruction(
@@ -275,7 +275,7 @@ def _bullets(t: str, a: Args, ctx: Context) -> bool:
     lines = [line.strip() for line in _answer(t, ctx).split("\n")]
     found = [line for line in lines if line.startswith(("*", "-"))]
     if not ctx.robust:
-        return len(found) == a["N"]
+        return bool(len(found) == a["N"])
     bodies = [b.lstrip("*-").strip() for b in found]
     bodies = [b for b in bodies if content(b)]
     return len(bodies) == a["N"] and pieces_count(bodies) == len(bodies)
@@ -319,7 +319,7 @@ def _choice(t: str, a: Args, ctx: Context) -> bool:
 )
 def _highlights(t: str, a: Args, ctx: Context) -> bool:
     found = re.findall(r"\*(.*?)\*", _answer(t, ctx))
-    return (pieces_count(found) if ctx.robust else len(found)) >= a["N"]
+    return bool((pieces_count(found) if ctx.robust else len(found)) >= a["N"])
 
 
 @instruction(
@@ -338,7 +338,7 @@ def _sections(t: str, a: Args, ctx: Context) -> bool:
         bodies = [re.sub(r"^\s*\d+", "", p) for p in parts]
         if not all(content(b) for b in bodies) or pieces_count(bodies) != len(bodies):
             return False
-    return len(parts) == a["N"]
+    return bool(len(parts) == a["N"])
 
 
 @instruction(

@@ -29,6 +29,7 @@ from typing import Any
 from rewardkit.chat import question_text
 from rewardkit.core import Completion, Explained, ItemReward, Verdict
 from rewardkit.extract import final_text
+from rewardkit.instructions.base import Rules
 from rewardkit.instructions.rows import RowError, follow, read_instructions
 from rewardkit.registry import named, register
 from rewardkit.spec import CallerParam
@@ -135,7 +136,7 @@ class IFEval(ItemReward):
             return Verdict(0.0, "unclosed_think")
         if len(answer) > self.max_answer_chars:
             return Verdict(0.0, "answer_too_long")
-        rules = "robust" if self.rules == "robust" else "reference"
+        rules: Rules = "robust" if self.rules == "robust" else "reference"
         outcomes, refused = follow(answer, pairs, prompt=_prompt(*prompts), rules=rules, loose=self.loose)
         if refused is not None:
             return Verdict(None, refused)
