@@ -306,6 +306,9 @@ def _no_bullets_bullets(t: str, a: dict[str, Any], ctx: Context) -> bool:
     return bullets >= 2
 
 
+_LOWER_WORD = re.compile(r"(?<!\S)[a-z]{2,}(?!\S)")
+
+
 @instruction(
     "format:title_case",
     rule="no NLTK word token starts lower-case with a cased rest (e.g. 'the', 'iPHONE')",
@@ -313,7 +316,12 @@ def _no_bullets_bullets(t: str, a: dict[str, Any], ctx: Context) -> bool:
     source=_SRC,
 )
 def _title_case(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    words = word_tokens(normalise(t) if ctx.robust else t)
+    t = normalise(t) if ctx.robust else t
+    if _LOWER_WORD.search(t):
+        # a piece of two or more lower-case ASCII letters is (or splits into, 'cannot' -> 'can' 'not') tokens
+        # that start lower-case with a lower-case rest: False under both rules, without tokenising
+        return False
+    words = word_tokens(t)
     if ctx.robust and not any(w[0].isupper() and w[1:].islower() for w in words):
         return False
     for word in words:
