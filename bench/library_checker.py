@@ -12,15 +12,18 @@ archive``, never written, and nothing of it is copied into this repository. ``--
 snapshot's tree is unpacked under ``--work``; for each problem its ``params.h`` is written from ``[params]``
 of ``info.toml`` (our own writer, the same ``#define`` forms), its generators, ``sol/correct.cpp``,
 ``checker.cpp`` and wrong solutions compiled with ``g++ -O2 -std=c++17 -I common`` (the snapshot's
-``testlib.h`` and ``random.h``); small tests are made: the first ``K`` seeds of each generator (``K`` =
-``--max-tests-per-gen``, default 2) and of each hand-written ``.in``, in ``info.toml``'s order, leaving out an
-input over ``--max-input-bytes``; the expected outputs are correct.cpp's, each accepted by the checker against
-itself (``generate.py``'s check). Then the **reference judge**, ``generate.py``'s ``judge`` (wall-clock
-``timelimit``: TLE; a non-zero exit: RE; the checker's non-zero exit: WA), runs every wrong solution
-unsandboxed on those tests and stops at its first failure. A problem is used when everything compiled, it has
-a test and the reference judge fails every wrong solution on the small tests; a problem whose wrong solution
-only fails on larger tests than these is left out and listed with the reason. Problems with wrong solutions
-come first (by name), then the others, until ``--problems`` (default 32) are used.
+``testlib.h`` and ``random.h``); tests are made: the first ``K`` seeds of each generator (``K`` =
+``--max-tests-per-gen``, default 1) and of each hand-written ``.in``, in ``info.toml``'s order, leaving out an
+input over ``--max-input-bytes`` (default 12 MB) and a test whose input plus twice its output is over 16 MiB
+(the checker's sandbox takes the three files as one stdin file, and a sandboxed file is at most 16 MiB); the
+expected outputs are correct.cpp's, each accepted by the checker against itself (``generate.py``'s check).
+Then the **reference judge**, ``generate.py``'s ``judge`` (wall-clock ``timelimit``: TLE; a non-zero exit:
+RE; the checker's non-zero exit: WA) plus Library Checker's 1 GiB memory limit (a peak resident size over it:
+MLE; ``generate.py`` measures no memory), runs every wrong solution unsandboxed on those tests and stops at
+its first failure. A problem is used when everything compiled, it has a test and the reference judge fails
+every wrong solution on these tests; a problem whose wrong solution only fails on larger tests is left out and
+listed with the reason. Problems with wrong solutions come first (by name), then the others, until
+``--problems`` (default 32) are used. Everything is cached: a second run prepares nothing.
 
 A wrong solution is one whose ``info.toml`` entry says ``expect = "WA" | "TLE" | "RE"`` (or ``wrong =
 true``); ``allow_tle``/``allow_re`` solutions are slow or partial right ones and are not scored, nor are
@@ -30,8 +33,11 @@ true``); ``allow_tle``/``allow_re`` solutions are slow or partial right ones and
 completions the correct and the wrong solutions as C++ fences (a solution's own ``#include "..."`` files
 inlined, as a submission must be one file), its columns the tests, the time limit and the checker's source
 (``params.h`` inlined), with the snapshot's ``common/testlib.h`` as the reward's testlib setting. Printed per
-problem: the correct solution's value, each wrong one's value and reason next to the reference judge's, and
-the totals.
+problem: the correct solution's value, each wrong one's value, reason and first failing test next to the
+reference judge's and ``info.toml``'s, and the totals. A control in each batch: correct.cpp once more, with a
+checker of ours that rejects every output in place of the problem's, must score 0.0 (``wrong_answer:0``): the
+checker, not a comparison with the expected output, decides. The exit status is 1 unless every correct
+solution scored 1.0, every wrong one 0.0 and every control 0.0.
 """
 
 from __future__ import annotations
@@ -349,6 +355,15 @@ def prepared_problems(root: Path, n: int, k: int, max_input: int, only: list[str
         yield prepared
 
 
+#: the control's checker (our own, a testlib call every checker makes): every output is wrong; correct.cpp
+#: judged by it must score 0.0, so the checker column, not a comparison with the expected output, decides
+REJECT_ALL = """#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    quitf(_wa, "the control checker rejects every output");
+}
+"""
+
 #: the reward's reasons, as the judge names them
 JUDGE = {
     "wrong_answer": "WA",
@@ -389,20 +404,26 @@ def score_all(root: Path, used: list[Prepared]) -> int:
     import rewardkit
 
     reward = rewardkit.get("code", **reward_params(root))
-    totals = {"correct": 0, "correct_1": 0, "wrong": 0, "wrong_0": 0, "same_verdict": 0, "same_test": 0}
+    totals = dict.fromkeys(
+        ("correct", "correct_1", "wrong", "wrong_0", "same_verdict", "same_test", "control_0"), 0
+    )
     kinds: Counter[str] = Counter()  # the reward's verdicts on the wrong solutions
     expected = 0  # ... that are what info.toml expects
     started = time.perf_counter()
     for p in used:
         pairs = submissions(root, p)
         columns = row(root, p)
-        batch: dict[str, Any] = {k: [v] * len(pairs) for k, v in columns.items()}
+        batch: dict[str, Any] = {k: [v] * (len(pairs) + 1) for k, v in columns.items()}
+        batch["checker"][-1] = REJECT_ALL  # the control: correct.cpp again, judged by a checker saying WA
+        completions = [f"```cpp\n{source}\n```" for _, source in [*pairs, pairs[0]]]
         t0 = time.perf_counter()
-        scored = reward.score_detailed([f"```cpp\n{source}\n```" for _, source in pairs], **batch)
+        scored = reward.score_detailed(completions, **batch)
         seconds = time.perf_counter() - t0
-        parts = []
+        control = scored.reasons[-1]
+        totals["control_0"] += scored.values[-1] == 0.0 and control == "wrong_answer:0"
+        parts = [f"control {scored.values[-1]} {control}"]
         for (solution, _), value, reason, detail in zip(
-            pairs, scored.values, scored.reasons, scored.details, strict=True
+            pairs, scored.values[:-1], scored.reasons[:-1], scored.details[:-1], strict=True
         ):
             got = judge_name(reason)
             first = (detail or {}).get("first_failure", {}).get("test")
@@ -434,9 +455,12 @@ def score_all(root: Path, used: list[Prepared]) -> int:
         f"wrong solutions 0.0 in {totals['wrong_0']}/{totals['wrong']}, "
         f"the reference judge's verdict in {totals['same_verdict']}/{totals['wrong']} "
         f"(and its first failing test in {totals['same_test']}), info.toml's expect in {expected}; "
-        f"the reward's verdicts: {', '.join(f'{k} {v}' for k, v in kinds.most_common())}"
+        f"the reward's verdicts: {', '.join(f'{k} {v}' for k, v in kinds.most_common())}; "
+        f"control (correct.cpp, a checker that always says WA) 0.0 wrong_answer:0 in "
+        f"{totals['control_0']}/{n}"
     )
     ok = totals["correct_1"] == totals["correct"] and totals["wrong_0"] == totals["wrong"]
+    ok = ok and totals["control_0"] == n
     return 0 if ok else 1
 
 
