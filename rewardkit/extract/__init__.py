@@ -159,6 +159,7 @@ from rewardkit.extract.markers import (
     _HASHES,
     _marked_answer,
     answer_phrase,
+    phrase_value,
     stated_answers,
 )
 from rewardkit.extract.segment import before_next_turn, final_text
@@ -241,7 +242,7 @@ def answer_in(text: str, *, mode: str = "standard") -> Extracted:
         boxes = final_boxes(block)
         if boxes is not None:
             return Extracted(", ".join(boxes).strip())
-        return Extracted(answer_phrase(block) or _tidy(block))
+        return Extracted(answer_phrase(block) or _one_span(block) or _block_value(block))
     boxes = final_boxes(text)
     if boxes is not None:
         later = _final_answer_after_box(text)
@@ -254,6 +255,42 @@ def answer_in(text: str, *, mode: str = "standard") -> Extracted:
         if found is not None:
             return Extracted(found)
     return Extracted(None, "no_answer")
+
+
+_SPAN = re.compile(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+
+
+def _one_span(block: str) -> str | None:
+    """The math span of an answer block that holds one sentence around one span, with no other digit
+    (``Thus $y \\ne 4$ is our answer.``, ``The identity matrix is $ \\begin{pmatrix}...\\end{pmatrix} $.``).
+
+    >>> _one_span("Thus $y \\\\ne 4$ is our answer."), _one_span("$x$ is 3 or $y$") is None
+    ('y \\\\ne 4', True)
+    """
+    spans = list(_SPAN.finditer(block))
+    if len(spans) != 1:
+        return None
+    span = spans[0]
+    outside = block[: span.start()] + " " + block[span.end() :]
+    if any(c.isdigit() for c in outside) or "\n\n" in block.strip():
+        return None
+    return next(g for g in span.groups() if g is not None).strip() or None
+
+
+def _block_value(block: str) -> str:
+    """An answer block's value: the block itself when it reads as a value, else the value its last sentence
+    states, read as an answer phrase's is (``the number is not 10 which is 1,000.99€`` -> ``1,000.99€``;
+    ``We get 5 cats.`` -> ``5``); the block stripped when that reads none.
+
+    >>> _block_value("3/4"), _block_value("the number is not 10 which is 12"), _block_value("We get 5 cats.")
+    ('3/4', '12', '5')
+    """
+    tidied = _tidy(block)
+    if not tidied or value_like(tidied) or "\n" in tidied.strip():
+        return tidied
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", tidied) if s.strip()]
+    found = phrase_value(sentences[-1], 0) if sentences else None
+    return found or tidied
 
 
 _FINAL_ANSWER = re.compile(r"\bfinal answer\b", re.IGNORECASE)

@@ -128,13 +128,13 @@ def stated_answers(text: str) -> list[tuple[int, str]]:
     """
     found = []
     for match in _ANSWER_PHRASE.finditer(text, max(0, len(text) - TAIL_CHARS)):
-        value = _phrase_value(text, match.end())
+        value = phrase_value(text, match.end())
         if value:
             found.append((match.start(), value))
     return found
 
 
-def _phrase_value(text: str, start: int) -> str | None:
+def phrase_value(text: str, start: int) -> str | None:
     """The value an answer phrase ending at ``start`` introduces: a display (``\\[...\\]``, ``$$...$$``)
     that opens there, else the rest of the sentence (the next line when the phrase ends one)."""
     rest = text[start:].lstrip()

@@ -202,6 +202,10 @@ def _qualified(text: str, values: list[tuple[int, int, str]]) -> bool:
 _LABELLED_LINE = re.compile(r"[ \t*#>]*([A-Za-z][A-Za-z ,'’()/-]{2,80}?)[ \t*]*:[ \t*]*(.+?)[ \t*]*")
 NOT_A_LABEL = re.compile(r"^(?:step|case|part|note|hint|check|verification|example|question|problem)\b", re.I)
 MAX_LABEL_WORDS = 10
+# a label that introduces working rather than naming a result: "Calculating the value, we get:"
+_WORKING = re.compile(
+    r"\b(?:we|I|get|gets|have|has|obtain|find|gives?|yields?|calculating|simplifying)\b", re.I
+)
 
 
 def labelled_line(text: str) -> str | None:
@@ -211,8 +215,8 @@ def labelled_line(text: str) -> str | None:
 
     >>> labelled_line("She gives away 3.\\n\\nMarbles remaining after the trade: 5")
     '5'
-    >>> labelled_line("Step 2: 12") is None
-    True
+    >>> labelled_line("Step 2: 12") is None, labelled_line("So we get: $r_p \\\\approx 1.69") is None
+    (True, True)
     >>> labelled_line("Remaining: we still need to add") is None
     True
     """
@@ -223,6 +227,8 @@ def labelled_line(text: str) -> str | None:
     label, value = match.group(1).strip(), match.group(2)
     if len(label.split()) > MAX_LABEL_WORDS or NOT_A_LABEL.match(label) or not value_like(value):
         return None
+    if _WORKING.search(label) or value.count("$") % 2 or value.count("\\(") != value.count("\\)"):
+        return None  # "we get: $r_p \\approx 1.69": working cut off, not a labelled result
     return _tidy(value) or None
 
 

@@ -68,7 +68,8 @@ _PI = re.compile(r"π|(?<![A-Za-z\\])pi(?![A-Za-z])")
 _SQRT_WORD = re.compile(r"(?<![A-Za-z\\])sqrt\s*(?=[({])")
 _ROOT_ATOM = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z]|\\pi\b)")
 # a group of thousands starts with 1-9: "0,111" is a decimal comma or a list, never 111
-_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,]|\.\d)")
+# and with a decimal part after them: 1,000.99 (one point after comma groups is a decimal point)
+_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?(?![\d,]|\.\d)")
 _SPACED_THOUSANDS = re.compile(r"-?\d{1,3}(?: \d{3})+(?:\.\d+)?")
 _LATEX_COMMA = re.compile(r"(?<=\d)\s*+\{\s*+,\s*+\}\s*+(?=\d)")  # 14{,}916, 14 {, }916
 # 4.5e33, 1e-3, 1.07E+16: scientific notation as programs write it, in the spelling Math-Verify reads

@@ -234,10 +234,10 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
     agree at every point where both are finite and those are at least ``NUMERIC_AGREE``, ``None`` (ask
     Math-Verify) for anything else: constants, sets, matrices, functions a point cannot settle
     (``_NOT_EVALUATED``). Two equations are compared as Math-Verify compares them, by ``lhs - rhs`` up to
-    its sign: ``False`` when the two differences are not proportional at the points (no sign makes them
-    equal), ``True`` when they agree up to one sign, else ``None``. Two different expressions that agree at
-    several random real points is the standard probabilistic identity test; the points are the same on
-    every run for the same pair.
+    its sign: ``True`` when they agree up to one sign at every point, ``False`` when a point lies on one
+    curve and off the other, else ``None`` (an equation divided by a variable is the same equation). Two
+    different expressions that agree at several random real points is the standard probabilistic identity
+    test; the points are the same on every run for the same pair.
     """
     try:
         gold, prediction = _defined_values(gold, prediction)
@@ -273,7 +273,7 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
                     return differ  # on one curve and off the other
                 ratios.append(a / b)
                 if abs(ratios[-1] - ratios[0]) > NUMERIC_TOLERANCE * abs(ratios[0]):
-                    return differ
+                    return None  # not one factor: maybe a variable one (both sides divided by I), SymPy's
             elif abs(a - b) > NUMERIC_TOLERANCE * max(abs(a), abs(b)):  # relative; 0 only equals 0
                 return differ
             agreed += 1
