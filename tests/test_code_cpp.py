@@ -14,6 +14,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rewardkit import get
 from rewardkit.core import Scored
 from rewardkit.sandbox import SandboxConfig, shared_pool
@@ -393,3 +395,12 @@ def test_memory_limit_from_the_row_lowers_memory_mb_never_raises_it() -> None:
     assert score([fenced(touch)], tests, memory_mb=100, memory_limit=4096).reasons == ["memory"]  # capped
     bad = score([fenced(touch)], tests, memory_limit="lots")
     assert (bad.values, bad.reasons) == ([None], ["bad_tests"])
+
+
+def test_a_host_without_the_compiler_makes_its_rows_none_never_a_pass(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no g++, no gcc
+    scored = score([fenced(CPP_RIGHT), fenced(C_RIGHT, "c")])
+    assert (scored.values, scored.reasons) == ([None, None], ["compiler_unavailable"] * 2)
+    assert "apt-get install g++" in scored.details[0]["error"]

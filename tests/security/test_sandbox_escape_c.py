@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import textwrap
@@ -24,6 +25,8 @@ import pytest
 
 from rewardkit import get
 from rewardkit.core import Scored
+from rewardkit.sandbox.languages import CPP
+from rewardkit.sandbox.pch import include_dir
 from tests.support.processes import DAEMON_MARKER, sandbox_rss_mb, settled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,11 +139,15 @@ def test_process_creation_namespaces_and_mounts_are_refused_however_asked() -> N
     assert settled() == [], "a process of a run survived it"
 
 
+# the precompiled header: a compile sandbox sees it read-only, a test sandbox not at all
+PCH = f"{include_dir(CPP, shutil.which('g++') or 'g++', 'auto')}/bits/stdc++.h.gch"
+
+
 def read_host(key_file: Path) -> str:
     return f"""
         int main(void) {{
             const char *paths[] = {{"{ROOT / "pyproject.toml"}", "{key_file}", "/etc/passwd", "/etc/shadow",
-                                   "/proc/1/environ", "/root/.bash_history"}};
+                                   "/proc/1/environ", "/root/.bash_history", "{PCH}"}};
             char buffer[256];
             int found = 0;
             for (unsigned i = 0; i < sizeof paths / sizeof *paths; i++) {{
