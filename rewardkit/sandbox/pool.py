@@ -139,6 +139,7 @@ class SandboxPool:
         check_deadline("code")
         programs = [(jobs[i].payload["program"], by_name(jobs[i].payload["language"])) for i in wanted]
         made = await compile_all(programs, self.compile_limits, self.config, self._limit)
+        check_deadline("code")  # a compile runs to its own wall clock at most: no test sandbox past it
         out, failed = list(jobs), {}
         for i, result in zip(wanted, made, strict=True):
             if isinstance(result, Compiled):
