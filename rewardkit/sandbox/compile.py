@@ -72,7 +72,7 @@ class CompileLimits:
     memory_mb: int = 2048
     processes: int = 16
     open_files: int = 256
-    binary_mb: int = 64
+    binary_mb: int = 32  # within a test sandbox's 64 MB work directory, with room for stdin
     disk_mb: int = 256
 
     def sandbox(self) -> Limits:
