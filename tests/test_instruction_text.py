@@ -87,6 +87,30 @@ def test_language_is_detected_deterministically_and_none_when_undetectable() -> 
     assert out.strip() == str(first)
 
 
+@pytest.mark.parametrize(
+    "s",
+    [
+        "Plain English text, with punctuation; and digits 123.",
+        "ALL CAPITALS HERE, then Mixed CASE words and iPhone NASA's plan.",
+        "Ceci est une phrase en français.  Double  spaces,\ttabs\nand lines.",
+        "Visit https://example.com/a?b=1 or write to a.b@example.org today",
+        "Tiếng Việt có dấu: Tiê\u0301ng, and ș ț in Română; 日本語のテキスト, 中文, 한국어, العربية ی",
+        "a",
+        " leading and trailing spaces ",
+        "x" * 12_000,
+    ],
+)
+def test_language_detectors_text_and_ngrams_are_langdetects_own(s: str) -> None:
+    # language() feeds langdetect's seeded trials with text and n-grams computed in fewer steps: they must be
+    # exactly the detector's own
+    detector = text._detector_factory().create()
+    detector.append(s)
+    ours = text._detector_text(text._detector_factory().create(), s)
+    assert ours == detector.text
+    detector.cleaning_text()
+    assert text._ngrams(detector.text, detector.word_lang_prob_map) == detector._extract_ngrams()
+
+
 def test_language_from_many_threads_agrees_with_one_thread() -> None:
     texts = [f"The {n} quick brown foxes jumped over the lazy dog number {n}." for n in range(40)]
     texts += [f"Le renard brun numéro {n} saute par-dessus le chien paresseux." for n in range(40)]

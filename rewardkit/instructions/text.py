@@ -193,6 +193,75 @@ def _detector_factory() -> Any:
     return _factory
 
 
+_SPACES = re.compile(" {2,}")
+
+
+def _detector_text(detector: Any, s: str) -> str:
+    """``Detector.append(s)`` on a new detector: URLs and e-mail addresses blanked, Vietnamese normalised,
+    cut at ``max_text_length``, runs of spaces made one."""
+    from langdetect.utils.ngram import NGram
+
+    s = NGram.normalize_vi(detector.MAIL_RE.sub(" ", detector.URL_RE.sub(" ", s)))
+    return _SPACES.sub(" ", s[: detector.max_text_length])
+
+
+class _NormalChars(dict[int, int]):
+    """``str.translate`` table of langdetect's ``NGram.normalize``, filled one character at a time."""
+
+    def __missing__(self, code: int) -> int:
+        from langdetect.utils.ngram import NGram
+
+        value = self[code] = ord(NGram.normalize(chr(code)))
+        return value
+
+
+_NORMAL = _NormalChars()
+_word_grams: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _grams_of(word: str, known: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The known n-grams langdetect takes from one word (its state restarts after every space): those while
+    the word is read, skipping characters inside a run of capitals, and those when the space after it is."""
+    padded = " " + word
+    inside: list[str] = []
+    capital = False
+    for j, ch in enumerate(word):
+        if ch.isupper():
+            if padded[j].isupper():
+                capital = True
+        else:
+            capital = False
+        if capital:
+            continue
+        for w in (ch, padded[j : j + 2], padded[j - 1 : j + 2] if j else ""):
+            if w and w in known:
+                inside.append(w)
+    end = (padded + " ")[-3:]
+    after = tuple(w for w in (end[1:], end) if w in known)
+    return tuple(inside), after
+
+
+def _ngrams(text: str, known: Any) -> list[str]:
+    """``Detector._extract_ngrams``: the 1- to 3-grams of the normalised characters that the profiles know,
+    skipping those inside a word of capitals, in langdetect's order. Its ``NGram`` restarts at every space,
+    so the n-grams are those of each word, computed once per distinct word."""
+    out: list[str] = []
+    words = text.translate(_NORMAL).split(" ")
+    last = len(words) - 1
+    if len(_word_grams) > 200_000:
+        _word_grams.clear()
+    for i, word in enumerate(words):
+        if not word:
+            continue
+        grams = _word_grams.get(word)
+        if grams is None:
+            grams = _word_grams[word] = _grams_of(word, known)
+        out.extend(grams[0])
+        if i < last:
+            out.extend(grams[1])
+    return out
+
+
 @lru_cache(maxsize=_CACHE)
 def language(s: str) -> str | None:
     """The ISO 639-1 code (``langdetect``'s, e.g. ``"en"``, ``"zh-cn"``) of the text's language, seeded so the
@@ -204,7 +273,13 @@ def language(s: str) -> str | None:
     from langdetect.lang_detect_exception import LangDetectException
 
     detector = _detector_factory().create()
-    detector.append(s)
+    # langdetect's own append and n-gram extraction walk the text one character at a time through method
+    # calls; _detector_text and _ngrams give the same text and n-grams (the n-grams of each distinct word
+    # once), and the detector's seeded trials run unchanged on them (bench/ifeval_throughput.py prints
+    # language detection's cost)
+    known = detector.word_lang_prob_map
+    detector.text = _detector_text(detector, s)
+    detector._extract_ngrams = lambda: _ngrams(detector.text, known)
     try:
         code = detector.detect()
     except LangDetectException:
