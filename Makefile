@@ -76,6 +76,7 @@ bench: install
 	$(BIN)/python bench/scale_out.py
 	$(BIN)/python bench/code_throughput.py
 	$(BIN)/python bench/agentic_rewards.py
+	$(BIN)/python bench/ifeval_throughput.py
 	$(BIN)/python bench/qa_parity.py
 
 clean:
