@@ -250,7 +250,7 @@ def _option_ending(sentence: str, options: Mapping[str, str]) -> str | None:
         if not before or not before[-1].isalnum():
             found.setdefault(text, []).append(letter)
     if not found:
-        return None
+        return _distinct_ending(plain, texts)
     longest = max(found, key=len)
     before = plain[: len(plain) - len(longest)]
     if _QUALIFIED.search(before):
@@ -260,6 +260,46 @@ def _option_ending(sentence: str, options: Mapping[str, str]) -> str | None:
         return None  # "(C) Yes (D) No": it lists the options
     letters = found[longest]
     return letters[0] if len(letters) == 1 else None
+
+
+_INFLECTION = re.compile(r"(?:ing|ed|es|s|e|d)$")
+
+
+def _stem(word: str) -> str:
+    return _INFLECTION.sub("", word) if len(word) > 4 else word
+
+
+def _distinct_ending(sentence: str, texts: Mapping[str, str]) -> str | None:
+    """The option whose distinct part ends the sentence, when the options share their first words
+    (``Adult spider population would decrease`` / ``... would increase``: the sentence ``the population of
+    adult spiders would decrease`` ends with ``decrease``), a word's inflection aside (``decreases``); only
+    a distinct part of letters, one option's, in a sentence that neither negates nor lists it.
+
+    >>> _distinct_ending("so the number of adult spiders decreases",
+    ...                  {"A": "the population would increase", "B": "the population would decrease"})
+    'B'
+    """
+    split = {letter: text.split() for letter, text in texts.items()}
+    if len(split) < 2 or any(not words for words in split.values()):
+        return None
+    shared = 0
+    first = next(iter(split.values()))
+    while all(len(w) > shared + 1 and _stem(w[shared]) == _stem(first[shared]) for w in split.values()):
+        shared += 1
+    if shared == 0:
+        return None
+    words = sentence.split()
+    found = []
+    for letter, option in split.items():
+        tail = option[shared:]
+        if not tail or not all(w.isalpha() for w in tail) or len(tail) > len(words):
+            continue
+        ending = words[len(words) - len(tail) :]
+        if [_stem(w) for w in ending] == [_stem(w) for w in tail]:
+            found.append(letter)
+    if len(found) != 1 or _QUALIFIED.search(sentence):
+        return None
+    return found[0]
 
 
 def _labelled(line: str, options: Mapping[str, str]) -> str | None:

@@ -22,14 +22,15 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    >>> math_answer("The answer is 4.\n\nQuestion: what is 3+3?\nThe answer is 6.").answer
    '4'
 
-2. **Answer containers** (:mod:`~rewardkit.extract.containers`). The last ``<answer>`` block (its final
-   boxes, else its answer marker, else its text); else the final boxes: the last ``\boxed{}``/``\fbox{}``
-   and the boxes before it joined only by commas, "and"/"or", ``\quad``, inline-math delimiters or a short
-   label ending in "and" (``\boxed{(3,3)} \text{ for part (a) and } \boxed{(1,1)}``) form one answer set, and
-   so do labelled boxes (``y_1 = \boxed{a}`` and ``y_2 = \boxed{b}``); a box earlier in the reasoning is
-   an intermediate result, and so is a box followed by "Final Answer: The final answer is x" (Minerva's
-   format). A last box that never closes (``... \\boxed{42`` at the end) is no answer (``unclosed_box``):
-   the output stopped inside it.
+2. **Answer containers** (:mod:`~rewardkit.extract.containers`). The last ``<answer>`` block (its final boxes,
+   else its answer marker, else the one math span of a sentence around it, else its text, or the value its
+   last sentence states when the text is prose); else the final boxes: the last ``\boxed{}``/ ``\fbox{}`` and
+   the boxes before it joined only by commas, "and"/"or", ``\quad``, inline-math delimiters or a short label
+   ending in "and" (``\boxed{(3,3)} \text{ for part (a) and } \boxed{(1,1)}``) form one answer set, and so do
+   labelled boxes (``y_1 = \boxed{a}`` and ``y_2 = \boxed{b}``); a box earlier in the reasoning is an
+   intermediate result, and so is a box followed by "Final Answer: The final answer is x" (Minerva's format).
+   A last box that never closes (``... \boxed{42`` at the end) is no answer (``unclosed_box``): the output
+   stopped inside it.
 
    >>> sets = ["so \\boxed{(3,3)} \\text{ for part (a) and } \\boxed{(1,1)}",
    ...         "first \\boxed{18}, which gives \\boxed{210}"]
@@ -44,7 +45,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    "the (final) answer is x" with what models put between "answer" and "is": a short parenthetical (``the
    answer (arabic numerals) is 26``), a complement (``the answer to this problem is``), a hedge (``should
    be``), or "answer" followed by math (``Answer $9$``); "the correct option is (C)"; ``答案是 x``; a bold
-   value on the final lines (``**194**``, ``*n* = **5**``). The value runs to the end of the sentence (or is
+   value on the final lines (``**194**``, ``*n* = **5**``), or a short bold phrase with one number on the
+   last line (``So **4 cubes remain**``). The value runs to the end of the sentence (or is
    the display that opens there), after its last top-level ``=``; a marker followed by prose gives the
    prose's last value (``Final Answer: Jane started 3 hours ago.`` is 3). A value is read up to the words
    after it (``The answer is 12, which is more than 10.`` is 12), and a sentence that negates or bounds its
@@ -66,7 +68,9 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    >>> math_answer("$[0,1)$").answer, math_answer("-\\frac{10}{9}").answer
    ('[0,1)', '-\\frac{10}{9}')
 
-5. **The last value of a finished final sentence** (:func:`sentence_answer`; ``extract="standard"``, the
+5. **The last value of a finished final sentence** (none in a reply that declines: ``I can't view
+   pictures ... the three towers``), else a labelled final line (``Marbles remaining after the trade: 5``;
+   never a step, a note or working cut off) (:func:`sentence_answer`; ``extract="standard"``, the
    default): a ``$...$``, ``\(...\)``, ``\[...\]`` or a number in the last sentence (else a whole number
    in words, below), when the text ends like a sentence (truncated text has no answer,
    however short: a stop string or a small token limit cuts short replies too); closing remarks after it

@@ -131,15 +131,24 @@ def bare_answer(text: str) -> str | None:
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
 FINAL_SENTENCES = 3  # a closing remark or two may follow the sentence that states the answer
 # what models write after their answer: "I hope it is correct.", "I think that's the final answer.",
-# "Let me know if ...", "Hope this helps!", "That looks good.", "Perfect."
+# "Let me know if ...", "Hope this helps!", "That looks good.", "Perfect.", "Is there anything else I can
+# help you with?"
 _CLOSING = re.compile(
     r"\W*+(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
     r"|(?:That|This|It|Everything)\s+(?:looks|seems|makes sense|checks out|is correct|is right)\b"
     r"|(?:Looks|Seems)\s+(?:good|right|correct)\b|(?:Yes|Yeah|OK|Okay|Great|Perfect|Alright|Good)\b[.!,]"
-    r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b)",
+    r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b"
+    r"|(?:Is|Do|Would|Can) (?:there|you) (?:anything|any|like|want|need)\b[^.!]*\?)",
     re.IGNORECASE,
 )
 _FINISHED = (".", "!", "?", "$", "\\)", "\\]")
+# a reply that declines the task: the numbers in its words describe the task, they answer nothing
+REFUSAL = re.compile(
+    r"\b(?:I|I'm|I am)\s+(?:can(?:no|')t|unable to|not able to|do not have the ability to"
+    r"|don't have the ability to)\s+(?:view|see|access|look at|open|analy[sz]e|process|interpret)\b"
+    r"|\bas an AI\b",
+    re.IGNORECASE,
+)
 
 
 def sentence_answer(text: str) -> str | None:
@@ -153,11 +162,15 @@ def sentence_answer(text: str) -> str | None:
     ('18', None)
     >>> sentence_answer("The result is twelve."), sentence_answer("The result is twelve")
     ('12', None)
+    >>> sentence_answer("I can't view pictures, so I cannot compare the heights of the three towers.") is None
+    True
     """
     stripped = text.rstrip()
     if not stripped.endswith(_FINISHED):
         return None
     tail = stripped[-TAIL_CHARS:]
+    if REFUSAL.search(tail):
+        return None  # "I can't view pictures ... the heights of the three towers": no count is stated
     sentences = [s for s in _SENTENCE_SPLIT.split(tail) if s.strip()]
     for sentence in reversed(sentences[-FINAL_SENTENCES:]):
         values = _values(sentence) or number_phrases(sentence)
