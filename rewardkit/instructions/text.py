@@ -365,12 +365,18 @@ def _fold_word(m: re.Match[str]) -> str:
 # variation selectors and the Mongolian vowel separator: invisible, so a policy can split a word with them
 _INVISIBLE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
                         r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]")  # fmt: skip
+# combining marks left on a Latin letter after NFKC (no precomposed letter holds them: overlays, strokes,
+# underlines, 'wa\u0338r'): they split a word for \w-based checks while the word still reads
+_MARK_ON_LATIN = re.compile(
+    r"(?<=[A-Za-z])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
 
 
 @lru_cache(maxsize=_CACHE)
 def normalise(s: str, fold: bool = True) -> str:
     """The robust rules' view of a text for word and letter checks: NFKC (full-width and mathematical letters,
-    ligatures become plain ones), invisible characters removed, and (``fold``, the default) Cyrillic and Greek
+    ligatures become plain ones), invisible characters removed, combining marks left on a Latin letter
+    (overlays and strokes no precomposed letter holds) removed, and (``fold``, the default) Cyrillic and Greek
     look-alikes of Latin letters folded to Latin in a word that mixes them with Latin letters or is spelt in
     them alone (a Russian word with other Cyrillic letters stays Russian). ASCII text is returned as is.
 
@@ -378,11 +384,15 @@ def normalise(s: str, fold: bool = True) -> str:
     'banned fine open'
     >>> normalise("\\u043f\\u0440\\u0438\\u0432\\u0435\\u0442 \\u0441\\u0435\\u0440")  # Russian; look-alikes
     'привет cep'
+    >>> normalise("wa\u0338r w\u0430\u0335r caf\u00e9 cafe\u0301")  # overlays go; accents compose
+    'war war café café'
     """
     if s.isascii():
         return s
     t = unicodedata.normalize("NFKC", s)
     t = _INVISIBLE.sub("", t)
+    t = _MARK_ON_LATIN.sub("", t)
     if any(unicodedata.category(c) == "Cf" for c in t if not c.isascii()):
         t = "".join(c for c in t if c.isascii() or unicodedata.category(c) != "Cf")
-    return _LETTERS.sub(_fold_word, t) if fold and _HAS_LOOKALIKE.search(t) else t
+    t = _LETTERS.sub(_fold_word, t) if fold and _HAS_LOOKALIKE.search(t) else t
+    return _MARK_ON_LATIN.sub("", t)  # again: marks on a letter just folded to Latin
