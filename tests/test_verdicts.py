@@ -333,6 +333,20 @@ def test_math_verify_suite(mode: str, floor: int) -> None:
     assert [c for c in wrong if _default_options(c)] == []
 
 
+# the same cases as a GRPO completion carries them, inside an answer block (issue 35: a sentence around one
+# math span, relations and matrices in prose, a value stated in words around it)
+@pytest.mark.parametrize(("mode", "floor"), [("standard", 259), ("lenient", 259)])
+def test_math_verify_suite_inside_answer_tags(mode: str, floor: int) -> None:
+    cases = _suite()
+    scored = rewardkit.get("math", extract=mode).score_detailed(
+        [f"<answer>{c['completion']}</answer>" for c in cases], solution=[c["gold"] for c in cases]
+    )
+    passed = sum((value == 1.0) == case["expected"] for value, case in zip(scored.values, cases, strict=True))
+    assert passed >= floor, f"{mode}: {passed}/270 of Math-Verify's cases pass inside <answer>"
+    wrong = [c for v, c in zip(scored.values, cases, strict=True) if v == 1.0 and not c["expected"]]
+    assert [c for c in wrong if _default_options(c)] == []
+
+
 # -- agreement
 
 
