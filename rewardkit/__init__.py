@@ -83,7 +83,12 @@ The rewards and what they read
   readiness, ``sandbox/cases.py`` code datasets' test formats in one form, ``sandbox/compare.py`` outputs
   compared as the datasets' judges do, ``sandbox/seccomp.py`` the seccomp filter that keeps a test
   process from making processes, uncounted memory or namespaces (so ``memory_mb`` bounds a sandbox),
-  ``sandbox/cgroup.py`` a memory cgroup per sandbox where the host lets the service make one
+  ``sandbox/cgroup.py`` a memory cgroup per sandbox where the host lets the service make one;
+  compiled languages: ``sandbox/languages.py`` the language table (compile and run commands),
+  ``sandbox/compile.py`` a program compiled once in a sandbox of its own (``sandbox/build.py`` what runs
+  there), ``sandbox/pch.py`` the precompiled ``bits/stdc++.h`` cache, ``sandbox/timelimit.py`` a row's time
+  limit, ``sandbox/pyrun.py`` Python tests inside the harness; judging: ``sandbox/checker.py`` special
+  judges, ``sandbox/tally.py`` per-test results into a verdict, ``sandbox/scoring.py`` the scoring modes
 - ``qa/``: short-answer QA (``qa_em``, ``qa_f1``): ``qa/answer.py`` the answer a completion states
   (after the reasoning, without query and retrieval blocks), ``qa/golds.py`` a row's golds read within
   bounds, ``qa/normalise.py`` SQuAD's normalisation, exact, substring and token F1, ``qa/score.py`` an answer
