@@ -281,6 +281,12 @@ def _one_span(block: str) -> str | None:
     return next(g for g in span.groups() if g is not None).strip() or None
 
 
+# what is not prose in an answer block: math spans, LaTeX commands with their first argument
+_MARKUP = re.compile(r"\$[^$]*\$|\\[A-Za-z]+\s*(?:\{[^{}]*\})?")
+_PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
+MIN_PROSE_WORDS = 3
+
+
 def _block_value(block: str) -> str:
     """An answer block's value: the block itself when it reads as a value, else the value its last sentence
     states, read as an answer phrase's is (``the number is not 10 which is 1,000.99€`` -> ``1,000.99€``;
@@ -288,10 +294,15 @@ def _block_value(block: str) -> str:
 
     >>> _block_value("3/4"), _block_value("the number is not 10 which is 12"), _block_value("We get 5 cats.")
     ('3/4', '12', '5')
+    >>> _block_value("\\\\begin{pmatrix} -2 \\\\\\\\ -7 \\\\end{pmatrix}")
+    '\\\\begin{pmatrix} -2 \\\\\\\\ -7 \\\\end{pmatrix}'
+
     """
     tidied = _tidy(block)
     if not tidied or value_like(tidied) or "\n" in tidied.strip():
         return tidied
+    if len(_PROSE_WORD.findall(_MARKUP.sub(" ", tidied))) < MIN_PROSE_WORDS:
+        return tidied  # "\\begin{pmatrix}...\\end{pmatrix}", "5 \\text{ square units}": a value in LaTeX
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", tidied) if s.strip()]
     found = phrase_value(sentences[-1], 0) if sentences else None
     return found or tidied
