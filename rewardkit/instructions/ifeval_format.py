@@ -106,13 +106,20 @@ def _bullets(t: str, a: dict[str, Any], ctx: Context) -> bool:
 @instruction(
     "detectable_format:constrained_response",
     rule="the answer holds one of 'My answer is yes.' / 'no.' / 'maybe.'",
-    robust="exactly one of the three options, read on the normalised text (all three at once fails)",
+    robust="exactly one of the three options, read on the normalised text (all three at once fails), and no "
+    "other option stated in another form ('My answer is yes. My answer is no' hedges)",
     source=SRC,
 )
 def _constrained(t: str, a: dict[str, Any], ctx: Context) -> bool:
     view = view_of(t, ctx).strip()
     hits = sum(1 for option in CONSTRAINED_OPTIONS if option in view)
-    return hits == 1 if ctx.robust else hits > 0
+    if not ctx.robust:
+        return hits > 0
+    return hits == 1 and len({m.lower() for m in _OPTION_SAID.findall(view)}) == 1
+
+
+# an option stated in any case or punctuation ("my answer is NO!"): a second one hedges the first
+_OPTION_SAID = re.compile(r"\bmy\s+answer\s+is\W{0,3}(yes|no|maybe)\b", re.IGNORECASE)
 
 
 _SINGLE = re.compile(r"\*[^\n\*]*\*")
