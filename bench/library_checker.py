@@ -17,13 +17,14 @@ of ``info.toml`` (our own writer, the same ``#define`` forms), its generators, `
 input over ``--max-input-bytes`` (default 12 MB) and a test whose input plus twice its output is over 16 MiB
 (the checker's sandbox takes the three files as one stdin file, and a sandboxed file is at most 16 MiB); the
 expected outputs are correct.cpp's, each accepted by the checker against itself (``generate.py``'s check).
-Then the **reference judge**, ``generate.py``'s ``judge`` (wall-clock ``timelimit``: TLE; a non-zero exit:
-RE; the checker's non-zero exit: WA) plus Library Checker's 1 GiB memory limit (a peak resident size over it:
-MLE; ``generate.py`` measures no memory), runs every wrong solution unsandboxed on those tests and stops at
-its first failure. A problem is used when everything compiled, it has a test and the reference judge fails
-every wrong solution on these tests; a problem whose wrong solution only fails on larger tests is left out and
-listed with the reason. Problems with wrong solutions come first (by name), then the others, until
-``--problems`` (default 32) are used. Everything is cached: a second run prepares nothing.
+Then the **reference judge**, ``generate.py``'s ``judge`` (``timelimit``: TLE; a non-zero exit: RE; the
+checker's non-zero exit: WA) plus Library Checker's 1 GiB memory limit (a peak resident size over it: MLE;
+``generate.py`` measures no memory), timed in CPU seconds rather than wall clock (see :func:`run_binary`),
+runs every wrong solution unsandboxed on those tests and stops at its first failure. A problem is used when
+everything compiled, it has a test and the reference judge fails every wrong solution on these tests; a
+problem whose wrong solution only fails on larger tests is left out and listed with the reason. Problems with
+wrong solutions come first (by name), then the others, until ``--problems`` (default 32) are used.
+Everything is cached: a second run prepares nothing.
 
 A wrong solution is one whose ``info.toml`` entry says ``expect = "WA" | "TLE" | "RE"`` (or ``wrong =
 true``); ``allow_tle``/``allow_re`` solutions are slow or partial right ones and are not scored, nor are
@@ -173,35 +174,44 @@ def compile_cpp(source: Path, binary: Path, common: Path) -> str | None:
     return None if done.returncode == 0 else f"{source.name}: " + " | ".join(done.stderr.splitlines()[:3])
 
 
-def _unlimited_stack() -> None:
-    resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+def _limits(cpu_s: float) -> Any:
+    """The child's limits: an unlimited stack, as on the judge; CPU seconds just past ``cpu_s``."""
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        cpu = int(cpu_s) + 2
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+
+    return apply
 
 
 def run_binary(command: list[str], stdin: Path | None, stdout: Path, timeout: float) -> tuple[str, float]:
-    """("AC" | "MLE" | "TLE" | "RE", seconds): a run as generate.py does it (wall clock; stack unlimited,
-    as on the judge), plus the judge's memory limit: a peak resident size over :data:`MEMORY_MB` is MLE
-    (generate.py measures no memory; Library Checker's judge does)."""
+    """("AC" | "MLE" | "TLE" | "RE", seconds): a run as generate.py does it (stack unlimited, as on the
+    judge), plus the judge's memory limit: a peak resident size over :data:`MEMORY_MB` is MLE (generate.py
+    measures no memory; Library Checker's judge does). TLE is CPU time (user + system) over ``timeout``,
+    or a wall clock of twice it plus a second: generate.py's wall clock alone made the verdict of a solution
+    near the limit depend on the load of this shared machine. ``seconds``: the CPU time."""
     start = time.perf_counter()
     with stdout.open("wb") as out, stdin.open("rb") if stdin else open(os.devnull, "rb") as inp:
         proc = subprocess.Popen(
-            command, stdin=inp, stdout=out, stderr=subprocess.DEVNULL, preexec_fn=_unlimited_stack
+            command, stdin=inp, stdout=out, stderr=subprocess.DEVNULL, preexec_fn=_limits(timeout)
         )
         status, usage, timed_out = 0, None, False
         while usage is None:
             pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 usage = rusage
-            elif time.perf_counter() - start > timeout:
+            elif time.perf_counter() - start > 2 * timeout + 1:
                 proc.kill()
                 _, status, usage = os.wait4(proc.pid, 0)
                 timed_out = True
             else:
                 time.sleep(0.005)
         proc.returncode = -1  # reaped here: Popen must not wait for it again
-    seconds = time.perf_counter() - start
+    seconds = usage.ru_utime + usage.ru_stime
     if usage.ru_maxrss > MEMORY_MB << 10:  # kilobytes
         return "MLE", seconds
-    if timed_out:
+    if timed_out or seconds > timeout:
         return "TLE", seconds
     return ("AC" if os.waitstatus_to_exitcode(status) == 0 else "RE"), seconds
 
@@ -225,7 +235,7 @@ def prepare(root: Path, folder: Path, k: int, max_input: int) -> Prepared:
     config = info(folder)
     name = folder.relative_to(root).as_posix()
     cache = folder / "rewardkit.json"
-    key = {"k": k, "max_input": max_input, "checker_files": CHECKER_FILES, "memory_mb": MEMORY_MB}
+    key = {"k": k, "max_input": max_input, "checker_files": CHECKER_FILES, "memory_mb": MEMORY_MB, "cpu": 1}
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
