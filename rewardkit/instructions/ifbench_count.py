@@ -197,9 +197,12 @@ def _overlap(t: str, a: dict[str, Any], ctx: Context) -> bool:
     "count:numbers",
     rule="exactly N runs of digits once ASCII punctuation is removed (3.14 and 1,000 are one number each)",
     read=_n("N"),
+    robust="the numbers alone fail (a word besides them)",
     source=_SRC,
 )
 def _numbers(t: str, a: dict[str, Any], ctx: Context) -> bool:
+    if ctx.robust and other_words(view(t, ctx), frozenset(), enough=1) < 1:
+        return False
     return len(re.findall(r"\d+", drop_punct(view(t, ctx)))) == int(a["N"])
 
 
@@ -228,9 +231,12 @@ _PRONOUNS = frozenset(
     "count:pronouns",
     rule="at least N personal pronouns (a '/' separates words; punctuation removed)",
     read=_n("N"),
+    robust="pronouns alone or repeated as filler fail (a word besides them)",
     source=_SRC,
 )
 def _pronouns(t: str, a: dict[str, Any], ctx: Context) -> bool:
+    if ctx.robust and (filler(view(t, ctx)) or other_words(view(t, ctx), _PRONOUNS, enough=1) < 1):
+        return False
     words = drop_punct(view(t, ctx).replace("/", " ").lower()).split()
     return sum(1 for w in words if w in _PRONOUNS) >= int(a["N"])
 

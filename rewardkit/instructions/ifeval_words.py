@@ -81,11 +81,16 @@ def _forbidden(t: str, a: dict[str, Any], ctx: Context) -> bool:
     "keywords:letter_frequency",
     rule="letter occurs less than / at least let_frequency times (case-insensitive)",
     read=letter_args,
-    robust="counted on the normalised text (look-alike letters count as the letter they imitate)",
+    robust="counted on the normalised text (look-alike letters count as the letter they imitate); 'at least' "
+    "fails on the letter alone or repeated filler (fewer than 3 distinct words)",
     source=SRC,
 )
 def _letter_frequency(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    n = view_of(t, ctx).lower().count(a["letter"])
+    view = view_of(t, ctx)
+    if ctx.robust and a["let_relation"] == LEAST and a["let_frequency"] > 0:
+        if filler(view) or len(set(re.findall(r"\w+", view.casefold()))) < 3:
+            return False
+    n = view.lower().count(a["letter"])
     return compare(n, a["let_relation"], a["let_frequency"])
 
 
