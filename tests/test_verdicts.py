@@ -291,13 +291,9 @@ def test_numeric_check_in_the_worker() -> None:
     assert numeric("\\frac{1}{2a}(e^{at}-e^{-at})", "x(t) = \\frac{\\sinh(at)}{a}") is True
     assert numeric("\\frac{1}{2a}(e^{at}-e^{-at})", "\\frac{\\cosh(at)}{a}") is False
     assert numeric("x", "\\sqrt{x^2}") is False  # negative points too
-    assert numeric("f(x)", "f(x)") is True  # an undefined function applied is one more variable
-    assert numeric("f(x)", "f(y)") is None  # other variables: only agreement decides
+    assert numeric("f(x)", "f(x)") is None  # an undefined function is no value
     assert numeric("3", "3") is None  # constants are Math-Verify's
-    assert numeric("x + y", "x + 1") is None  # different variables: only agreement decides
-    assert numeric("y = 2x + 1", "y - 1 = 2x") is True  # equations: lhs - rhs up to its sign
-    assert numeric("y = 2x + 1", "y = 2x + 2") is not True  # not one factor: SymPy decides
-    assert numeric("f(t) + t", "t + f(t)") is True  # an undefined function is one more variable
+    assert numeric("x + y", "x + 1") is None  # different variables
 
 
 # -- Math-Verify's own test suite, rebuilt as data

@@ -223,76 +223,41 @@ _NOT_EVALUATED = (
 
 
 def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
-    """Two expressions compared by value at random points (``\\sinh(at)/a`` against
+    """Two expressions in the same variables compared by value at random points (``\\sinh(at)/a`` against
     ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up).
 
-    Every variable of either side gets a value at each point (a variable one side lacks may cancel on the
-    other, ``\\frac{2 m_p x}{m_p}``; with different variables only agreement decides); an undefined
-    function applied to its arguments (``f(t)``) is one more variable, the same on both sides where written
-    the same. ``False`` as soon as they differ at a point
-    (beyond ``NUMERIC_TOLERANCE``, relative; points of magnitude 0.1 to 20, both signs), ``True`` when they
-    agree at every point where both are finite and those are at least ``NUMERIC_AGREE``, ``None`` (ask
-    Math-Verify) for anything else: constants, sets, matrices, functions a point cannot settle
-    (``_NOT_EVALUATED``). Two equations are compared as Math-Verify compares them, by ``lhs - rhs`` up to
-    its sign: ``True`` when they agree up to one sign at every point, ``False`` when a point lies on one
-    curve and off the other, else ``None`` (an equation divided by a variable is the same equation). Two
-    different expressions that agree at several random real points is the standard probabilistic identity
-    test; the points are the same on every run for the same pair.
+    ``False`` as soon as they differ at a point (beyond ``NUMERIC_TOLERANCE``, relative; points of magnitude
+    0.1 to 20, both signs), ``True`` when they agree at every point where both are finite and those are at
+    least ``NUMERIC_AGREE``, ``None`` (ask Math-Verify) for anything else: constants, two equations, sets,
+    matrices, different variables, functions a point cannot settle (``_NOT_EVALUATED``). Two different
+    expressions that agree at several random real points is the standard probabilistic identity test; the
+    points are the same on every run for the same pair.
     """
     try:
         gold, prediction = _defined_values(gold, prediction)
-        equations = isinstance(gold, sympy.Eq) and isinstance(prediction, sympy.Eq)
-        if equations:
-            gold, prediction = gold.lhs - gold.rhs, prediction.lhs - prediction.rhs
         if not (isinstance(gold, sympy.Expr) and isinstance(prediction, sympy.Expr)):
             return None
-        for side in (gold, prediction):
-            if side.atoms(*_NOT_EVALUATED) or side.atoms(sympy.Derivative, sympy.Integral):
-                return None  # derivatives, sums, piecewise and integer-valued functions: Math-Verify's
-        gold, prediction = _undefined_as_symbols(gold), _undefined_as_symbols(prediction)
-        symbols = sorted(gold.free_symbols | prediction.free_symbols, key=str)
-        if not symbols or len(symbols) > MAX_NUMERIC_SYMBOLS:
+        symbols = sorted(gold.free_symbols, key=str)
+        if not symbols or len(symbols) > MAX_NUMERIC_SYMBOLS or set(symbols) != prediction.free_symbols:
             return None
-        # with other variables on each side a difference may be a reading's, not the answer's (\\text{odd}
-        # read as one name against o*d*d): only agreement decides then
-        differ: bool | None = False if gold.free_symbols == prediction.free_symbols else None
+        for side in (gold, prediction):
+            if side.atoms(AppliedUndef, *_NOT_EVALUATED):
+                return None  # f(x), derivatives, sums, piecewise and integer-valued functions: Math-Verify's
         seed = zlib.crc32(f"{gold}|{prediction}".encode())
         rng = random.Random(seed)
         agreed = 0
-        ratios: list[complex] = []
         for _ in range(NUMERIC_POINTS):
             point = {s: sympy.Float(rng.choice((-1, 1)) * 10 ** rng.uniform(-1, 1.3), 30) for s in symbols}
             a = complex(gold.evalf(30, subs=point))
             b = complex(prediction.evalf(30, subs=point))
             if not (cmath.isfinite(a) and cmath.isfinite(b)):
                 continue
-            if equations:
-                if abs(a) <= NUMERIC_TOLERANCE and abs(b) <= NUMERIC_TOLERANCE:
-                    continue  # a point on both curves says nothing of the ratio
-                if abs(b) <= NUMERIC_TOLERANCE * abs(a) or abs(a) <= NUMERIC_TOLERANCE * abs(b):
-                    return differ  # on one curve and off the other
-                ratios.append(a / b)
-                if abs(ratios[-1] - ratios[0]) > NUMERIC_TOLERANCE * abs(ratios[0]):
-                    return None  # not one factor: maybe a variable one (both sides divided by I), SymPy's
-            elif abs(a - b) > NUMERIC_TOLERANCE * max(abs(a), abs(b)):  # relative; 0 only equals 0
-                return differ
+            if abs(a - b) > NUMERIC_TOLERANCE * max(abs(a), abs(b)):  # relative; 0 only equals 0
+                return False
             agreed += 1
-        if agreed < NUMERIC_AGREE:
-            return None
-        if equations and min(abs(ratios[0] - 1), abs(ratios[0] + 1)) > NUMERIC_TOLERANCE:
-            return None  # proportional by another factor (2x = 2 against x = 1): Math-Verify's to judge
-        return True
+        return True if agreed >= NUMERIC_AGREE else None
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
-
-
-def _undefined_as_symbols(expr: Any) -> Any:
-    """``expr`` with each undefined function applied to its arguments (``f(t)``, ``\\theta(t)``) made a
-    variable named as written, so that it takes one value at each point on both sides."""
-    applied = expr.atoms(AppliedUndef)
-    if not applied:
-        return expr
-    return expr.xreplace({call: sympy.Symbol(f"_undef_{call}") for call in applied})
 
 
 def _defined_values(gold: Any, prediction: Any) -> tuple[Any, Any]:
