@@ -82,7 +82,7 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
     (True, True, False)
     """
     p, g = normalise(prediction), normalise(gold)
-    if p == g or _layout(prediction) == _layout(gold) or _same_set_builder(prediction, gold):
+    if p == g or _same_layout(prediction, gold) or _same_set_builder(prediction, gold):
         return True
     based = _base_verdict(p, g)
     if based is not None:
@@ -102,6 +102,17 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
 _BASED = re.compile(r"([0-9A-Z]*\d[0-9A-Z]*)_(?:\{\(?(\d{1,2})\)?\}|(\d))")
 
 
+MAX_BASED_CHARS = 40  # a number written with its base is short; longer text is never read as one
+
+
+def _based(text: str) -> re.Match[str] | None:
+    """:data:`_BASED` of a short text with a subscript (a long run of digits would make the pattern
+    backtrack: an answer of 10^5 digits must cost no more than reading it)."""
+    if "_" not in text or len(text) > MAX_BASED_CHARS:
+        return None
+    return _BASED.fullmatch(text)
+
+
 def _base_verdict(prediction: str, gold: str) -> bool | None:
     """A number written with its base on either side: the base is part of the number, so the same digits in
     two bases are two numbers, and a value in another base than the one asked for is wrong even when equal
@@ -113,7 +124,7 @@ def _base_verdict(prediction: str, gold: str) -> bool | None:
     >>> _base_verdict("x_1", "x_2") is None, _base_verdict("16_{10}", "121_3")
     (True, False)
     """
-    p, g = _BASED.fullmatch(prediction), _BASED.fullmatch(gold)
+    p, g = _based(prediction), _based(gold)
     if p is None and g is None:
         return None
     if p is not None and g is not None:
@@ -142,6 +153,21 @@ _SPELLING = {
     "\\textrm": "\\text",
     "\\mbox": "\\text",
 }
+
+
+# what a layout may differ in; two texts that differ in more cannot share a layout (a cheap test first)
+_LAYOUT_ONLY = re.compile(
+    r"\s+|[{}()$]|\\(?:left|right|displaystyle|text|mathrm|textrm|mbox|[,!;: ])(?![A-Za-z])"
+    r"|(?<=\\)[dt](?=frac)"
+)
+
+
+def _same_layout(prediction: str, gold: str) -> bool:
+    """The two texts have one layout (:func:`_layout`), tested only when they agree once every character a
+    layout may differ in is dropped."""
+    if _LAYOUT_ONLY.sub("", prediction) != _LAYOUT_ONLY.sub("", gold):
+        return False
+    return _layout(prediction) == _layout(gold)
 
 
 def _layout(text: str) -> tuple[str, ...] | str:
@@ -255,6 +281,8 @@ def _same_set_builder(prediction: str, gold: str) -> bool:
     >>> _same_set_builder("\\\\{x | x = 3k+1\\\\}", "{x|3k,k\\\\in\\\\mathbb{Z}}")
     False
     """
+    if len(prediction) > MAX_LAYOUT_CHARS or len(gold) > MAX_LAYOUT_CHARS:
+        return False
     p, g = _SET_BUILDER.fullmatch(prediction), _SET_BUILDER.fullmatch(gold)
     if p is None or g is None or p.group(1) != g.group(1):
         return False

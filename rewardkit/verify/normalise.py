@@ -293,7 +293,9 @@ def _split_unit(text: str) -> Canonical:
         value = _SPACING_END.sub("", before)
         name = match.group(1) or match.group(2)
         glued = match.group(2) is not None and not _set_apart(before, name)
-        if (not _is_quantity(value) or glued) and not _NOUN_UNIT.fullmatch(text):
+        if (not _is_quantity(value) or glued) and not (
+            len(text) <= MAX_NOUN_CHARS and _NOUN_UNIT.fullmatch(text)
+        ):
             return Canonical(text)  # "\\frac{37}{4}m": a variable glued to a value, not a unit
         if _is_quantity(value) and not glued:
             name = _UNIT_NAMES.get(name, name)
@@ -305,7 +307,7 @@ def _split_unit(text: str) -> Canonical:
         if _is_quantity(value):
             name = re.sub(r"[\s~]|\\[,;: !]", "", written.group(1))
             return Canonical(value.strip(), name + (f"^{written.group(2)}" if written.group(2) else ""))
-    noun = _NOUN_UNIT.fullmatch(text)
+    noun = _NOUN_UNIT.fullmatch(text) if len(text) <= MAX_NOUN_CHARS else None
     if noun is not None and _is_quantity(noun.group(1)) and _unit_words(noun.group(2)):
         return Canonical(noun.group(1).strip(), _noun(noun.group(2)))
     return Canonical(text)
@@ -313,6 +315,7 @@ def _split_unit(text: str) -> Canonical:
 
 # a noun after a quantity, as a unit: "7 crates", "8 meals", "3 red marbles" (two words at most, each of
 # two letters or more, none a word of a sentence); compared as units are, singular and plural alike
+MAX_NOUN_CHARS = 200  # a quantity with a noun after it is short
 _NOUN_UNIT = re.compile(r"(.*?\d\}?)\s+([A-Za-z]{2,15}(?:\s+[A-Za-z]{2,15})?)")
 
 
