@@ -270,7 +270,7 @@ def _prepare(
         sources["sol_" + Path(solution.name).stem] = folder / "sol" / solution.name
     for source in sources.values():  # every submission must be one file: fail early where it cannot be
         if source.parent.name == "sol":
-            inline(source, [folder, common], keep=_SYSTEM_LOCAL)
+            inline(source, [folder, common])
     with ThreadPoolExecutor(2) as pool:
         errors = [
             e for e in pool.map(lambda kv: compile_cpp(kv[1], bins / kv[0], common), sources.items()) if e
@@ -340,10 +340,6 @@ def _fits_checker(tests: Path, case: str) -> bool:
     reward's own, no setting)."""
     size = (tests / f"{case}.in").stat().st_size + 2 * (tests / f"{case}.out").stat().st_size
     return size <= CHECKER_FILES
-
-
-#: quoted includes a solution keeps (none today: every quoted include of a solution is inlined)
-_SYSTEM_LOCAL: tuple[str, ...] = ()
 
 
 def prepared_problems(root: Path, n: int, k: int, max_input: int, only: list[str]) -> Iterator[Prepared]:
