@@ -142,6 +142,9 @@ _CLOSING = re.compile(
     re.IGNORECASE,
 )
 _FINISHED = (".", "!", "?", "$", "\\)", "\\]")
+# a number with a currency sign, a percent sign or a unit with its power after it ends a value: a reply that
+# ends "... which is 1,000.99€" or "... it's 12 m²" has finished, with or without a full stop
+_UNIT_END = re.compile(r"\d\s*(?:€|£|¥|%|°|[a-zA-Z]{1,3}[²³])$")
 # a reply that declines the task: the numbers in its words describe the task, they answer nothing
 REFUSAL = re.compile(
     r"\b(?:I|I'm|I am)\s+(?:can(?:no|')t|unable to|not able to|do not have the ability to"
@@ -162,11 +165,13 @@ def sentence_answer(text: str) -> str | None:
     ('18', None)
     >>> sentence_answer("The result is twelve."), sentence_answer("The result is twelve")
     ('12', None)
+    >>> sentence_answer("so the number is 10 which is 1,000.99m²"), sentence_answer("the price is 3,15 €")
+    ('1,000.99', '3,15')
     >>> sentence_answer("I can't view pictures, so I cannot compare the heights of the three towers.") is None
     True
     """
     stripped = text.rstrip()
-    if not stripped.endswith(_FINISHED):
+    if not stripped.endswith(_FINISHED) and not _UNIT_END.search(stripped[-20:]):
         return None
     tail = stripped[-TAIL_CHARS:]
     if REFUSAL.search(tail):
