@@ -401,6 +401,7 @@ def test_a_host_without_the_compiler_makes_its_rows_none_never_a_pass(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no g++, no gcc
+    monkeypatch.setattr("rewardkit.sandbox.compile._SYSTEM_PATH", str(tmp_path))  # nor the fallback
     scored = score([fenced(CPP_RIGHT), fenced(C_RIGHT, "c")])
     assert (scored.values, scored.reasons) == ([None, None], ["compiler_unavailable"] * 2)
     assert "apt-get install g++" in scored.details[0]["error"]

@@ -55,6 +55,7 @@ CACHE_BYTES = 128 << 20
 SHOWN_LINES = 20  # the compiler's first lines kept in a compile error
 SHOWN_CHARS = 2000
 BINARY_PATH = f"{WORK_DIR}/prog"
+_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 class CompilerMissing(FileNotFoundError):
@@ -116,7 +117,8 @@ def run_fields(compiled: Compiled) -> dict[str, Any]:
 def compiler(language: Language) -> str:
     """The host path of ``language``'s compiler; :class:`CompilerMissing` naming the package otherwise."""
     name = (language.compile or ("?",))[0]
-    found = shutil.which(name)
+    # the service's PATH first, then the system's directories (a service started with an empty PATH)
+    found = shutil.which(name) or shutil.which(name, path=_SYSTEM_PATH)
     if found is None:
         package = {"g++": "g++", "gcc": "gcc"}.get(name, name)
         raise CompilerMissing(
