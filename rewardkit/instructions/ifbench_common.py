@@ -16,11 +16,24 @@ from __future__ import annotations
 import re
 import string
 from functools import lru_cache
+from typing import Any
 
+from rewardkit.instructions.args import integer, text
 from rewardkit.instructions.base import Context
-from rewardkit.instructions.text import normalise
+from rewardkit.instructions.text import normalise, split_sentences, word_tokens
 
-__all__ = ["PUNCT", "count_word", "drop_punct", "filler", "letters", "other_words", "strip_punct", "view"]
+__all__ = [
+    "PUNCT",
+    "count_word",
+    "drop_punct",
+    "filler",
+    "keyword_at",
+    "letters",
+    "other_words",
+    "span_args",
+    "strip_punct",
+    "view",
+]
 
 #: ASCII punctuation, as IFBench's ``''.join(string.punctuation)``
 PUNCT = string.punctuation
@@ -86,3 +99,21 @@ def other_words(text: str, skip: set[str] | frozenset[str], enough: int | None =
             if n == enough:
                 break
     return n
+
+
+def span_args(a: dict[str, Any]) -> dict[str, Any]:
+    """A span of the request: ``prompt_to_repeat``, ``n_start`` (default 0) and ``n_end``."""
+    return {
+        "prompt_to_repeat": text(a, "prompt_to_repeat"),
+        "n_start": integer(a, "n_start", default=0),
+        "n_end": integer(a, "n_end"),
+    }
+
+
+def keyword_at(t: str, a: dict[str, Any]) -> bool:
+    """Whether the ``m``-th NLTK word token of the ``n``-th sentence (IFEval's splitter) is ``keyword``."""
+    parts = split_sentences(t)
+    if len(parts) < a["n"]:
+        return False
+    words = word_tokens(parts[a["n"] - 1])
+    return len(words) >= a["m"] and bool(words[a["m"] - 1] == a["keyword"])

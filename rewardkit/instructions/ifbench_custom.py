@@ -24,9 +24,9 @@ import re
 import unicodedata
 from typing import Any
 
-from rewardkit.instructions.args import integer, text
+from rewardkit.instructions.args import text
 from rewardkit.instructions.base import Context, instruction
-from rewardkit.instructions.ifbench_common import drop_punct, letters, strip_punct
+from rewardkit.instructions.ifbench_common import drop_punct, letters, span_args, strip_punct
 from rewardkit.instructions.text import split_sentences
 
 __all__: list[str] = []
@@ -290,19 +290,11 @@ def _repeat_simple(t: str, a: dict[str, Any], ctx: Context) -> bool:
     return t.strip().lower() == _SIMPLE.lower()
 
 
-def _span(a: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "prompt_to_repeat": text(a, "prompt_to_repeat"),
-        "n_start": integer(a, "n_start", default=0),
-        "n_end": integer(a, "n_end"),
-    }
-
-
 @instruction(
     "repeat:repeat_span",
     rule="the response's words are the request's whitespace words n_start to n_end (end excluded), "
     "case-insensitive",
-    read=_span,
+    read=span_args,
     source=_SRC,
 )
 def _repeat_span(t: str, a: dict[str, Any], ctx: Context) -> bool:

@@ -25,7 +25,14 @@ from typing import Any
 
 from rewardkit.instructions.args import integer, relation, text
 from rewardkit.instructions.base import BadKwargs, Context, instruction
-from rewardkit.instructions.ifbench_common import count_word, letters, strip_punct, view
+from rewardkit.instructions.ifbench_common import (
+    count_word,
+    keyword_at,
+    letters,
+    span_args,
+    strip_punct,
+    view,
+)
 from rewardkit.instructions.text import split_sentences, word_tokens
 
 __all__: list[str] = []
@@ -104,19 +111,11 @@ def _copy(t: str, a: dict[str, Any], ctx: Context) -> bool:
     return _same(t, a["prompt_to_repeat"])
 
 
-def _span(a: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "prompt_to_repeat": text(a, "prompt_to_repeat"),
-        "n_start": integer(a, "n_start", default=0),
-        "n_end": integer(a, "n_end"),
-    }
-
-
 @instruction(
     "new:copy_span_idx",
     rule="the response is the request's characters n_start to n_end (end excluded; case and outer space "
     "ignored)",
-    read=_span,
+    read=span_args,
     source=_SRC,
 )
 def _copy_span(t: str, a: dict[str, Any], ctx: Context) -> bool:
@@ -476,11 +475,7 @@ def _kw_nm(a: dict[str, Any]) -> dict[str, Any]:
     source=_SRC,
 )
 def _keyword_position(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    parts = split_sentences(t)
-    if len(parts) < a["n"]:
-        return False
-    words = word_tokens(parts[a["n"] - 1])
-    return len(words) >= a["m"] and bool(words[a["m"] - 1] == a["keyword"])
+    return keyword_at(t, a)
 
 
 @instruction(

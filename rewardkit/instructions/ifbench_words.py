@@ -28,7 +28,7 @@ from typing import Any
 
 from rewardkit.instructions.args import integer, text
 from rewardkit.instructions.base import Context, instruction
-from rewardkit.instructions.ifbench_common import PUNCT, drop_punct, strip_punct, view
+from rewardkit.instructions.ifbench_common import PUNCT, drop_punct, keyword_at, strip_punct, view
 from rewardkit.instructions.text import sentences, split_sentences, word_tokens
 
 __all__: list[str] = []
@@ -316,11 +316,7 @@ def _kw_nm(a: dict[str, Any]) -> dict[str, Any]:
     source=_SRC,
 )
 def _specific_position(t: str, a: dict[str, Any], ctx: Context) -> bool:
-    parts = split_sentences(t)
-    if len(parts) < a["n"]:
-        return False
-    words = word_tokens(parts[a["n"] - 1])
-    return len(words) >= a["m"] and bool(words[a["m"] - 1] == a["keyword"])
+    return keyword_at(t, a)
 
 
 @instruction(
