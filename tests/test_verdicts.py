@@ -293,7 +293,58 @@ def test_numeric_check_in_the_worker() -> None:
     assert numeric("x", "\\sqrt{x^2}") is False  # negative points too
     assert numeric("f(x)", "f(x)") is None  # an undefined function is no value
     assert numeric("3", "3") is None  # constants are Math-Verify's
-    assert numeric("x + y", "x + 1") is None  # different variables
+    assert numeric("x + y", "x + 1") is False  # a variable one side lacks must cancel out of the other
+    assert numeric("x + y - y", "x") is True
+    assert numeric("\\text{abc}", "a b c") is None  # a name against names: Math-Verify reads them as text
+
+
+@pytest.mark.parametrize(
+    ("gold", "prediction", "expected"),
+    [
+        ("y = 2x + 1", "2x - y + 1 = 0", True),  # sides swapped and moved over
+        ("m\\ddot{x} + kx = 0", "\\ddot{x} = -\\frac{k}{m}x", True),  # divided through
+        ("x = 3", "x = 3.0", True),
+        ("y = 2x + 1", "y = 2x - 1", False),
+        ("y = 2x", "z = 2x", False),  # a different unknown defined
+        ("m\\ddot{x} + kx = 0", "\\ddot{x} = \\frac{k}{m}x", False),
+        # an unknown function of t is one unknown value on both sides; a sign and a factor differ
+        (
+            "ml\\ddot{\\theta}(t)-mg\\sin\\theta(t)=f(t)\\cos\\theta(t)",
+            "ml\\ddot{\\theta}(t)+mg\\sin\\theta(t)=f(t)",
+            False,
+        ),
+        (
+            "ml\\ddot{\\theta}(t)-mg\\sin\\theta(t)=f(t)\\cos\\theta(t)",
+            "\\ddot{\\theta}(t) = \\frac{g}{l}\\sin\\theta(t) + \\frac{f(t)\\cos\\theta(t)}{ml}",
+            True,
+        ),
+        ("x^2 + y^2 = 1", "x^2 + y^2 = 2", None),  # no variable enters linearly: Math-Verify solves them
+        # letters read as a product: solving for C finds only the factor C = 0, S finds S = L against A = M
+        ("SRMC=LRMC", "SRMC = LRAC", False),
+        ("C(x^2+y^2-1)=0", "C(x^2+y^2-2)=0", None),  # only C is linear, and its root 0 says nothing
+    ],
+)
+def test_equations_compared_by_their_solutions(gold: str, prediction: str, expected: bool | None) -> None:
+    from rewardkit.verify.worker import _parse_answer, numeric_verdict
+
+    assert numeric_verdict(_parse_answer(gold)[0], _parse_answer(prediction)[0]) is expected
+
+
+def test_different_equations_of_motion_are_decided_fast() -> None:
+    """Real pairs (Minerva's pendulum, a polytrope's pressure) that Math-Verify's solve and simplify took
+    over 5 s to reject: the worker's checks settle them before Math-Verify is asked."""
+    math = rewardkit.get("math", timeout_s=5.0)
+    gold = "ml\\ddot{\\theta}(t)-mg\\sin\\theta(t)=f(t)\\cos\\theta(t)"
+    scored = math.score_detailed(
+        [
+            "\\boxed{m l \\ddot{\\theta} + mg \\sin \\theta = f(t)}",
+            "\\boxed{m l \\frac{d^2 \\theta}{dt^2} = m g \\sin(\\theta) + f(t)}",
+            "\\boxed{P = \\left(\\frac{a}{K} z + P_0^{-2/5}\\right)^{-5/2}}",
+        ],
+        solution=[gold, gold, "[P_{0}^{2/5}-\\frac{2}{5}gK^{-3/5}z]^{5/2}"],
+    )
+    assert scored.values == [0.0, 0.0, 0.0]
+    assert scored.reasons == [None, None, None]  # wrong, not "timeout"
 
 
 # -- Math-Verify's own test suite, rebuilt as data

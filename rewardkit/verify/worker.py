@@ -223,31 +223,37 @@ _NOT_EVALUATED = (
 
 
 def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
-    """Two expressions in the same variables compared by value at random points (``\\sinh(at)/a`` against
-    ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up).
+    """Two expressions compared by value at random points (``\\sinh(at)/a`` against
+    ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up), and two
+    equations by their solution sets (:func:`_equation_verdict`).
 
     ``False`` as soon as they differ at a point (beyond ``NUMERIC_TOLERANCE``, relative; points of magnitude
     0.1 to 20, both signs), ``True`` when they agree at every point where both are finite and those are at
-    least ``NUMERIC_AGREE``, ``None`` (ask Math-Verify) for anything else: constants, two equations, sets,
-    matrices, different variables, functions a point cannot settle (``_NOT_EVALUATED``). Two different
-    expressions that agree at several random real points is the standard probabilistic identity test; the
-    points are the same on every run for the same pair.
+    least ``NUMERIC_AGREE``, ``None`` (ask Math-Verify) for anything else: constants, sets, matrices, a bare
+    name against names (Math-Verify reads ``abc`` against ``a b c`` as text, :func:`_a_name`), functions a
+    point cannot settle (``_NOT_EVALUATED``). The points range over the variables of both sides: a
+    variable only one side has must cancel out of it for the two to be equal (``x + y`` is not ``x + 1``).
+    Two different expressions that agree at several random points is the standard probabilistic identity
+    test; the points are the same on every run for the same pair.
     """
     try:
         gold, prediction = _defined_values(gold, prediction)
+        if isinstance(gold, sympy.Eq) and isinstance(prediction, sympy.Eq):
+            return _equation_verdict(gold, prediction)
         if not (isinstance(gold, sympy.Expr) and isinstance(prediction, sympy.Expr)):
             return None
-        symbols = sorted(gold.free_symbols, key=str)
-        if not symbols or len(symbols) > MAX_NUMERIC_SYMBOLS or set(symbols) != prediction.free_symbols:
+        if _a_name(gold, prediction) or _a_name(prediction, gold):
+            return None
+        symbols = sorted(gold.free_symbols | prediction.free_symbols, key=str)
+        if not (gold.free_symbols and prediction.free_symbols) or len(symbols) > MAX_NUMERIC_SYMBOLS:
             return None
         for side in (gold, prediction):
             if side.atoms(AppliedUndef, *_NOT_EVALUATED):
                 return None  # f(x), derivatives, sums, piecewise and integer-valued functions: Math-Verify's
-        seed = zlib.crc32(f"{gold}|{prediction}".encode())
-        rng = random.Random(seed)
+        rng = random.Random(zlib.crc32(f"{gold}|{prediction}".encode()))
         agreed = 0
         for _ in range(NUMERIC_POINTS):
-            point = {s: sympy.Float(rng.choice((-1, 1)) * 10 ** rng.uniform(-1, 1.3), 30) for s in symbols}
+            point = _random_point(rng, symbols)
             a = complex(gold.evalf(30, subs=point))
             b = complex(prediction.evalf(30, subs=point))
             if not (cmath.isfinite(a) and cmath.isfinite(b)):
@@ -258,6 +264,102 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
         return True if agreed >= NUMERIC_AGREE else None
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
+
+
+def _a_name(one: Any, other: Any) -> bool:
+    """Is ``one`` a bare name that Math-Verify reads against ``other`` as text (``abc`` against the
+    product ``a b c``, ``e`` against Euler's number)?"""
+    if not isinstance(one, sympy.Symbol):
+        return False
+    parts = sympy.Mul.make_args(other)
+    return all(isinstance(part, sympy.Symbol) or part == sympy.E for part in parts)
+
+
+MAX_EQUATION_SYMBOLS = 12  # an equation of motion names masses, lengths, angles, forces and their rates
+
+
+def _equation_verdict(gold: sympy.Eq, prediction: sympy.Eq) -> bool | None:
+    """Two equations have the same solutions (``\\frac{dy}{dx} = \\frac{2xy}{1+x^2}`` against
+    ``(x^2+1)\\,\\frac{dy}{dx} = 2yx``, or ``m l \\ddot\\theta + m g \\sin\\theta = f`` against
+    ``m l \\ddot\\theta - m g \\sin\\theta = f \\cos\\theta``)?
+
+    Both are written as ``d = lhs - rhs = 0``. When a variable ``s`` both have enters each linearly
+    (``d = a s + b``, ``a`` and ``b`` free of ``s``), each equation fixes ``s`` from the others: at random
+    values of the others, the root of one side must be a root of the other, both ways (:func:`_same_roots`,
+    for each such variable). ``False`` at the first point where it is not (relative to the size of the
+    terms), ``True`` after ``NUMERIC_AGREE`` points each way for every such variable, ``None`` (ask
+    Math-Verify, which solves them) when there is none or the points say nothing. An applied unknown
+    function ``\\theta(t)`` is an unknown value here, the same on both sides; derivatives and the other
+    ``_NOT_EVALUATED`` functions are left to Math-Verify.
+    """
+    sides = [_opaque(gold.lhs - gold.rhs), _opaque(prediction.lhs - prediction.rhs)]
+    if any(side.atoms(*_NOT_EVALUATED) for side in sides):
+        return None
+    symbols = sorted(sides[0].free_symbols | sides[1].free_symbols, key=str)
+    if len(symbols) > MAX_EQUATION_SYMBOLS:
+        return None
+    linear = _shared_linear_symbols(sides[0], sides[1])
+    if not linear:
+        return None
+    rng = random.Random(zlib.crc32(f"{gold}|{prediction}".encode()))
+    verdicts = [_same_roots(sides, variable, slopes, symbols, rng) for variable, slopes in linear]
+    if False in verdicts:
+        return False
+    return True if all(verdicts) else None
+
+
+MAX_LINEAR_CHECKED = 4
+
+
+def _shared_linear_symbols(first: Any, second: Any) -> list[tuple[Any, tuple[Any, Any]]]:
+    """The variables (by name, at most ``MAX_LINEAR_CHECKED``) that both expressions have and that each
+    holds linearly, with each one's coefficient of it."""
+    found = []
+    for symbol in sorted(first.free_symbols & second.free_symbols, key=str):
+        slopes = (first.diff(symbol), second.diff(symbol))
+        if all(slope != 0 and symbol not in slope.free_symbols for slope in slopes):
+            found.append((symbol, slopes))
+            if len(found) == MAX_LINEAR_CHECKED:
+                break
+    return found
+
+
+def _same_roots(
+    sides: list[Any], variable: Any, slopes: tuple[Any, Any], symbols: list[Any], rng: random.Random
+) -> bool | None:
+    """At random values of the other variables, is the root in ``variable`` of each side (``d = a s + b``,
+    the root ``-b/a``) a root of the other? One variable sees one part of a solution set: ``C (S - L) = 0``
+    is ``C = 0`` or ``S = L``, and solving for ``C`` finds only the first, so a root 0 (``b = 0``) counts
+    for nothing, and the caller asks every shared linear variable."""
+    others = [s for s in symbols if s != variable]
+    agreed = [0, 0]
+    for _ in range(NUMERIC_POINTS):
+        for one in (0, 1):
+            point = _random_point(rng, others)
+            slope = complex(slopes[one].evalf(30, subs=point))
+            rest = complex(sides[one].evalf(30, subs={**point, variable: 0}))
+            if not (cmath.isfinite(slope) and cmath.isfinite(rest)) or abs(rest) <= 1e-20 * abs(slope):
+                continue  # no root here, or the root 0 of a factor (``C = 0``) that says nothing of the rest
+            point[variable] = sympy.sympify(-rest / slope)
+            other = sides[1 - one]
+            value = complex(other.evalf(30, subs=point))
+            size = max(abs(complex(term.evalf(30, subs=point))) for term in sympy.Add.make_args(other))
+            if not (cmath.isfinite(value) and cmath.isfinite(size)):
+                continue
+            if abs(value) > NUMERIC_TOLERANCE * size:
+                return False
+            agreed[one] += 1
+    return True if min(agreed) >= NUMERIC_AGREE else None
+
+
+def _opaque(expr: Any) -> Any:
+    """``expr`` with each applied unknown function (``\\theta(t)``) as a variable of that name."""
+    applied = expr.atoms(AppliedUndef)
+    return expr.xreplace({f: sympy.Symbol(str(f)) for f in applied}) if applied else expr
+
+
+def _random_point(rng: random.Random, symbols: list[Any]) -> dict[Any, Any]:
+    return {s: sympy.Float(rng.choice((-1, 1)) * 10 ** rng.uniform(-1, 1.3), 30) for s in symbols}
 
 
 def _defined_values(gold: Any, prediction: Any) -> tuple[Any, Any]:
