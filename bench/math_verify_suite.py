@@ -7,14 +7,16 @@ Each case is a (gold, prediction, expected) triple taken from Math-Verify's test
 ran it with (``match_types``, ``precision``, ``strict``, ``allow_set_relation_comp``). Plain Math-Verify runs
 each case as its test does: ``parse`` of both sides with the case's extraction targets (LaTeX, expressions or
 both), then ``verify`` with the case's precision, strictness and set-relation option; a case passes when the
-verdict is the expected one. `math` runs with its own defaults (no per-case options: a trainer does not set
-them per item), the prediction given bare (``completion``) and inside an answer block
-(``<answer>completion</answer>``, as a GRPO completion carries it).
+verdict is the expected one. `math` runs with the same verification options, under its own names
+(``precision``, ``strict``, ``set_relations``: one `math` reward for each set of options the suite uses, as
+a trainer configures one reward for a data set); its extraction is its own (``extract``: the mode printed).
+The prediction is given bare (``completion``) and inside an answer block (``<answer>completion</answer>``,
+as a GRPO completion carries it).
 
 Printed per mode and wrapping: cases passed of all, of the cases plain Math-Verify passes (the figure the
 issue-35 floor reads: at least 98%), and of those among them whose test ran Math-Verify's default
-verification options (``precision`` 6, ``strict``, no set relations: what `math` uses), with the cases plain
-passes and `math` fails listed (``--show``).
+verification options (``precision`` 6, ``strict``, no set relations: `math`'s defaults), with the cases
+plain passes and `math` fails listed (``--show``).
 """
 
 from __future__ import annotations
@@ -78,11 +80,28 @@ def default_options(case: dict[str, Any]) -> bool:
     )
 
 
+def math_options(case: dict[str, Any]) -> dict[str, Any]:
+    """The case's verification options as `math`'s parameters."""
+    options = case["options"]
+    return {
+        "precision": options.get("precision", 6),
+        "strict": options.get("strict", True),
+        "set_relations": options.get("allow_set_relation_comp", False),
+    }
+
+
 def ours_passes(cases: list[dict[str, Any]], mode: str, wrapping: str) -> list[bool]:
-    reward = rewardkit.get("math", extract=mode)
-    completions = [WRAPPINGS[wrapping].format(case["completion"]) for case in cases]
-    scored = reward.score_detailed(completions, solution=[case["gold"] for case in cases])
-    return [(value == 1.0) == case["expected"] for value, case in zip(scored.values, cases, strict=True)]
+    """Whether `math` gives the expected verdict: the cases scored in one batch per set of options."""
+    groups: dict[tuple[tuple[str, Any], ...], list[int]] = {}
+    for i, case in enumerate(cases):
+        groups.setdefault(tuple(sorted(math_options(case).items())), []).append(i)
+    values: dict[int, float | None] = {}
+    for options, members in groups.items():
+        reward = rewardkit.get("math", extract=mode, **dict(options))
+        completions = [WRAPPINGS[wrapping].format(cases[i]["completion"]) for i in members]
+        scored = reward.score_detailed(completions, solution=[cases[i]["gold"] for i in members])
+        values.update(zip(members, scored.values, strict=True))
+    return [(values[i] == 1.0) == case["expected"] for i, case in enumerate(cases)]
 
 
 def main() -> None:

@@ -50,6 +50,9 @@ __all__ = ["MathEquivalence", "math_equivalence"]
         "max_answer_chars": CallerParam(cap=100_000),
         "extract": CallerParam(),
         "rel_tol": CallerParam(),
+        "precision": CallerParam(),
+        "strict": CallerParam(),
+        "set_relations": CallerParam(),
         "correct": CallerParam(),
         "wrong": CallerParam(),
     },
@@ -65,7 +68,26 @@ class MathEquivalence(Reward):
         max_answer_chars: longer answers are wrong without being parsed.
         extract: ``"strict"`` (an answer block, a box or an answer phrase) or ``"lenient"`` (then also the
             last number or ``$...$`` of the last sentence, for eval-style outputs).
+        rel_tol: plain numbers within this relative difference of the gold are equal (0: off), as physics
+            golds are graded; it decides two plain numbers before ``precision`` is asked.
+        precision: decimal places to which a decimal is compared with another number (Math-Verify's
+            ``float_rounding``, 0 to 15). At 6, the default, a decimal equals an exact value that agrees to
+            six places and two decimals compare exactly; at any other value a decimal equals any number that
+            rounds alike (``0.33`` is ``\\frac{1}{3}`` at 2), as Math-Verify rounds.
+        strict: ``False`` matches variables by position and lets a set equal a tuple (Math-Verify's
+            ``strict``: ``f(y)`` is ``f(x)``, ``x + 1`` is ``y + 1``); the default keeps names.
+        set_relations: ``True`` lets a relation equal a set (``-2 \\le x \\le 7`` is ``x \\in [-2, 7]``;
+            Math-Verify's ``allow_set_relation_comp``); off by default.
         correct, wrong: what a right and a wrong answer are worth (1.0 and 0.0; DAPO: 1 and -1).
+
+    Verdicts are kept per options: two rewards with other options in one process share the workers, never
+    a verdict.
+
+    >>> import rewardkit
+    >>> rewardkit.get("math")(["\\\\boxed{0.33}"], solution=["\\\\frac{1}{3}"])
+    [0.0]
+    >>> rewardkit.get("math", precision=2)(["\\\\boxed{0.33}"], solution=["\\\\frac{1}{3}"])
+    [1.0]
     """
 
     timeout_s: float = 5.0
@@ -74,6 +96,9 @@ class MathEquivalence(Reward):
     max_answer_chars: int = 1000
     extract: str = "standard"
     rel_tol: float = 0.0
+    precision: int = 6
+    strict: bool = True
+    set_relations: bool = False
     correct: float = 1.0
     wrong: float = 0.0
 
@@ -96,6 +121,15 @@ class MathEquivalence(Reward):
         if not finite_number(r) or not 0.0 <= r < 1.0:
             raise ValueError(f"math: rel_tol must be a number in [0, 1), got {r!r}")
         object.__setattr__(self, "rel_tol", float(r))
+        p = self.precision
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= MAX_PRECISION:
+            raise ValueError(
+                f"math: precision must be an integer number of decimal places in [0, {MAX_PRECISION}], "
+                f"got {p!r}"
+            )
+        for name in ("strict", "set_relations"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"math: {name} must be true or false, got {getattr(self, name)!r}")
         binary_values("math", self.correct, self.wrong)
         if self.extract not in EXTRACT_MODES:
             raise ValueError(f"math: extract must be one of {', '.join(EXTRACT_MODES)}, got {self.extract!r}")
@@ -109,6 +143,9 @@ class MathEquivalence(Reward):
             "max_answer_chars": self.max_answer_chars,
             "extract": self.extract,
             "rel_tol": self.rel_tol,
+            "precision": self.precision,
+            "strict": self.strict,
+            "set_relations": self.set_relations,
             "correct": self.correct,
             "wrong": self.wrong,
         }
@@ -144,7 +181,11 @@ class MathEquivalence(Reward):
         # the gold, the answer, a choice and what is decided without SymPy (rewardkit.verify.rows): in the
         # workers for a large batch, so that this process's share of it runs in parallel too
         read = verifier.read_many(
-            rows, mode=self.extract, rel_tol=self.rel_tol, max_chars=self.max_answer_chars
+            rows,
+            mode=self.extract,
+            rel_tol=self.rel_tol,
+            max_chars=self.max_answer_chars,
+            options=pool.Options(self.precision, self.strict, self.set_relations),
         )
         pending: list[tuple[int, Pending]] = []
         for i, one in zip(where, read, strict=True):
@@ -168,6 +209,7 @@ class MathEquivalence(Reward):
 
 
 _NOT_A_GOLD = (Mapping, list, tuple, set, frozenset, bytes, bytearray)
+MAX_PRECISION = 15  # decimal places: a double holds no more
 
 
 @named("math")

@@ -61,6 +61,20 @@ equations stay equations (``y = 2x`` is not ``z = 2x``).
 >>> compared(["1.6\\times10^{-19} V"], ["3.2\\times10^{-19} V"])[0]
 [0.0]
 
+**Math-Verify's verification options** are the reward's too (:mod:`~rewardkit.verify.options`):
+``precision`` (its ``float_rounding``: at another value than 6, a decimal equals any number that rounds
+alike to that many places), ``strict=False`` (variables matched by position, a set may equal a tuple) and
+``set_relations=True`` (its ``allow_set_relation_comp``: a relation may equal a set). What is decided
+before SymPy follows them (a decimal's rounding), the numeric check steps aside for a precision other than
+6 and for ``strict=False``, and every verdict kept or deduplicated is keyed on them: two rewards with other
+options share the workers, never a verdict.
+
+>>> loose = rewardkit.get("math", strict=False, set_relations=True)
+>>> loose(["\\boxed{f(y)}", "\\boxed{-2 \\le x \\le 7}"], solution=["f(x)", "x \\in [-2, 7]"])
+[1.0, 1.0]
+>>> math(["\\boxed{f(y)}", "\\boxed{-2 \\le x \\le 7}"], solution=["f(x)", "x \\in [-2, 7]"])
+[0.0, 0.0]
+
 **The math reward never hangs a run.** Math-Verify's own timeouts use ``signal.alarm``, which raises in any
 thread but the main one (a FastAPI handler, a Ray worker) and cannot interrupt C code; with them off,
 ``9^{9^{9^{9}}}`` runs for minutes. rewardkit:
@@ -110,7 +124,8 @@ refused before SymPy), :mod:`~rewardkit.verify.rows` (one row read: gold, answer
 guards; run in the workers for a large batch), :mod:`~rewardkit.verify.pool` (the math verifier: dedup,
 verdict cache, what goes to the workers), :mod:`~rewardkit.verify.host` (the worker host process,
 started with ``python -m rewardkit.verify``, and its pebble pools), :mod:`~rewardkit.verify.plan` (which
-pairs go in a task, in what order), :mod:`~rewardkit.verify.tasks` (the tasks it schedules),
+pairs go in a task, in what order), :mod:`~rewardkit.verify.options` (the options a pair is compared
+under), :mod:`~rewardkit.verify.tasks` (the tasks it schedules),
 :mod:`~rewardkit.verify.lessons` (forms of answers taught to idle workers),
 :mod:`~rewardkit.verify.worker` (what runs in a worker: Math-Verify's parse, the numeric check, verify),
 :mod:`~rewardkit.verify.latex` (latex2sympy as the workers run it: two-stage parsing, plain numbers).

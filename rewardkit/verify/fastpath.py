@@ -63,7 +63,7 @@ def plain_number(answer: str) -> Fraction | None:
     return -value if sign == "-" else value
 
 
-def fast_verdict(prediction: str, gold: str) -> bool | None:
+def fast_verdict(prediction: str, gold: str, places: int = DECIMAL_PLACES) -> bool | None:
     """``True``/``False`` when a sound exact check decides the pair, else ``None`` (ask SymPy).
 
     Two plain numbers compare exactly, except a decimal against an exact value (an integer or a fraction),
@@ -72,6 +72,18 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
 
     >>> fast_verdict("1.3333333333333333", "\\\\frac{4}{3}"), fast_verdict("0.33", "1/3")
     (True, False)
+
+    Other ``places`` (the math reward's ``precision``) are Math-Verify's ``float_rounding``: two plain
+    numbers of which one at least is a decimal are equal when both round alike to that many places, two
+    decimals too; a value that falls on a half there, or one written with a power of ten, is left to
+    Math-Verify (``None``), whose rounding then decides.
+
+    >>> fast_verdict("0.33", "1/3", places=2), fast_verdict("0.33", "0.333", places=2)
+    (True, True)
+    >>> fast_verdict("0.34", "1/3", places=2), fast_verdict("0.125", "1/8", places=2)
+    (False, True)
+    >>> fast_verdict("0.125", "0.13", places=2) is None
+    True
     >>> fast_verdict("0.5", "0.50"), fast_verdict("0.5000001", "0.5")
     (True, False)
 
@@ -93,9 +105,21 @@ def fast_verdict(prediction: str, gold: str) -> bool | None:
         return None
     if pn == gn:
         return True
+    if places != DECIMAL_PLACES and (_is_decimal(p) or _is_decimal(g)):
+        return _rounded_alike(pn, gn, places) if not (_has_exponent(p) or _has_exponent(g)) else None
     if _is_decimal(p) != _is_decimal(g) and not (_has_exponent(p) or _has_exponent(g)):
         return round(pn, DECIMAL_PLACES) == round(gn, DECIMAL_PLACES)
     return False
+
+
+def _rounded_alike(a: Fraction, b: Fraction, places: int) -> bool | None:
+    """``a`` and ``b`` round to the same value at ``places`` decimal places; ``None`` when either falls on
+    a half there (rounding a tie is the rounder's own rule: Math-Verify's to apply)."""
+    scale = 10**places
+    for value in (a, b):
+        if (value * scale * 2).denominator == 1 and (value * scale * 2).numerator % 2:
+            return None
+    return bool(round(a * scale) == round(b * scale))
 
 
 # a number with its base as a subscript, as number-theory answers write it: 31_7, 1011_{2}, 2A_{16}, 12_{(3)}

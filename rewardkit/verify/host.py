@@ -41,8 +41,9 @@ from typing import Any
 from rewardkit.core import DeadlineExceeded, remaining_s
 from rewardkit.verify import tasks
 from rewardkit.verify.lessons import Teacher, gives_way, teaches
+from rewardkit.verify.options import Options, Pair
 from rewardkit.verify.plan import Plan
-from rewardkit.verify.tasks import Pair, Result
+from rewardkit.verify.tasks import Result
 
 __all__ = ["HostGone", "WorkerHost"]
 
@@ -284,7 +285,10 @@ class Scheduler:
 
         def submit(pool: Any, task: list[int]) -> Future[Any]:
             if len(task) == 1:
-                return pool.schedule(tasks.check, args=(*pairs[task[0]], soft), timeout=timeout_s)  # type: ignore[no-any-return]
+                gold, prediction, *options = pairs[task[0]]  # a pair's options, where it has any
+                return pool.schedule(  # type: ignore[no-any-return]
+                    tasks.check, args=(gold, prediction, soft, *options), timeout=timeout_s
+                )
             return pool.schedule(  # type: ignore[no-any-return]
                 tasks.check_many, args=([pairs[i] for i in task], soft), timeout=timeout_s
             )
@@ -352,7 +356,7 @@ class Scheduler:
 
     @gives_way
     def read(
-        self, chunks: Sequence[bytes], how: tuple[str, float, int], deadline_s: float | None
+        self, chunks: Sequence[bytes], how: tuple[str, float, int, Options], deadline_s: float | None
     ) -> tuple[str, list[bytes | None], dict[str, int]]:
         """Rows read (:func:`rewardkit.verify.rows.read_rows`), a pickled chunk a task on the main pool:
         ``("ok", [each chunk's rows read, pickled, or None], counters)``, ``("cold", [], counters)`` at

@@ -148,7 +148,7 @@ def teaches(method: _F) -> _F:
             status, results, counters = method(self, pairs, *args)
             if status == "ok" and self.teacher.teaches:  # (a pool that does not teach needs no texts)
                 judged = zip(pairs, results, strict=True)
-                clean = [text for pair, (_, why) in judged if why is None for text in pair]
+                clean = [text for pair, (_, why) in judged if why is None for text in pair[:2]]
             return status, results, counters
         finally:
             self.teacher.leave(clean, self._pools.get("main"))

@@ -7,7 +7,8 @@ over as many processes, each parsing the gold again. So pairs go in tasks of sev
 * a prediction that may be slow (:func:`rewardkit.verify.guards.risk` of ``RISKY`` or more) goes alone,
   the riskiest first, so that it starts early and overlaps the rest of the batch, and a hard kill stops it
   and nothing else;
-* the others go in tasks of pairs that share a gold where they can (each gold parsed once a batch), at
+* the others go in tasks of pairs that share a gold (and the options it is compared under: a pair's third
+  item, :class:`rewardkit.verify.options.Options`) where they can (each gold parsed once a batch), at
   most ``GROUP_MAX`` a task, each task taking what is left over ``TASKS_A_WORKER`` x the workers (guided
   self-scheduling): large tasks while much is left, single pairs at the end, so no worker finishes long
   after the others;
@@ -31,6 +32,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from rewardkit.verify.guards import risk
+from rewardkit.verify.options import Pair
 
 __all__ = ["GROUP_MAX", "RISKY", "TASKS_A_WORKER", "Plan"]
 
@@ -42,14 +44,15 @@ TASKS_A_WORKER = 2  # a task takes what is left over this many tasks a worker
 class Plan:
     """Tasks of pair indices, in the order they are to be sent (see the module's docstring)."""
 
-    def __init__(self, pairs: Sequence[tuple[str, str]], workers: int, grouped: bool = True) -> None:
-        scores = [risk(prediction) for _, prediction in pairs]
+    def __init__(self, pairs: Sequence[Pair], workers: int, grouped: bool = True) -> None:
+        scores = [risk(pair[1]) for pair in pairs]
         alone = [i for i in range(len(pairs)) if not grouped or scores[i] >= RISKY]
         alone.sort(key=lambda i: -scores[i])
-        by_gold: dict[str, list[int]] = {}
-        for i, (gold, _) in enumerate(pairs):
+        # a gold under other options (Math-Verify's verify options, a pair's third item) is another group
+        by_gold: dict[tuple[object, ...], list[int]] = {}
+        for i, pair in enumerate(pairs):
             if grouped and scores[i] < RISKY:
-                by_gold.setdefault(gold, []).append(i)
+                by_gold.setdefault((pair[0], *pair[2:]), []).append(i)
         self._first: deque[int] = deque(alone)
         self._rest = [i for same in by_gold.values() for i in same]
         self._at = 0

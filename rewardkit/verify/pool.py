@@ -7,7 +7,11 @@ runs in parallel too; here for a smaller batch, a long row, or a chunk no worker
 host or its pools to start). Then the order of work for its pairs:
 
 1. dedup: identical pairs are judged once; an LRU keeps verdicts across batches, keyed by the pairs'
-   digests (16 bytes, however long the gold) and bounded in bytes as well as in count;
+   digests (16 bytes, however long the gold) and bounded in bytes as well as in count. A pair is judged
+   under its options (:class:`~rewardkit.verify.options.Options`: Math-Verify's ``verify`` options as the
+   math reward names them), which are part of its digest and of every dedup: two rewards with other
+   options share the verifier, never a verdict. What is kept regardless of options holds no verdict:
+   canonical forms, the workers' parsed golds, the lessons' forms (parsing does not depend on them);
 2. fast exact paths (:mod:`rewardkit.verify.fastpath`), only where sound;
 3. guards (:mod:`rewardkit.verify.guards`): answers that could not be computed get 0.0 with a reason; a
    gold that is no text (lone surrogates, NUL bytes, nothing but spacing) is ``(None, "invalid_gold")``;
@@ -35,15 +39,17 @@ from itertools import chain
 from typing import Any
 
 from rewardkit.core import DeadlineExceeded, Explained, Verdict, check_deadline, deadline
-from rewardkit.lru import LRUCache, text_digest
+from rewardkit.lru import LRUCache
 from rewardkit.verify.host import HostGone, WorkerHost
-from rewardkit.verify.rows import MAX_GOLD_CHARS, Check, Pending, decide, read_rows
+from rewardkit.verify.options import DEFAULT_OPTIONS, Options, Pair
+from rewardkit.verify.rows import MAX_GOLD_CHARS, Check, Pending, decide, digest, read_rows
 from rewardkit.verify.tasks import Result
 
 __all__ = [
     "MAX_GOLD_CHARS",
     "Check",
     "MathVerifier",
+    "Options",
     "Pending",
     "Result",
     "close_verifier",
@@ -163,9 +169,16 @@ class MathVerifier:
 
     # -- reading rows (rewardkit.verify.rows): in the workers for a large batch, here for a small one
     def read_many(
-        self, rows: Sequence[tuple[Any, str | None, Any]], *, mode: str, rel_tol: float, max_chars: int
+        self,
+        rows: Sequence[tuple[Any, str | None, Any]],
+        *,
+        mode: str,
+        rel_tol: float,
+        max_chars: int,
+        options: Options = DEFAULT_OPTIONS,
     ) -> list[Verdict | Explained | Pending]:
-        """:func:`~rewardkit.verify.rows.read_rows` of ``(solution, text, options)`` rows: in chunks on the
+        """:func:`~rewardkit.verify.rows.read_rows` of ``(solution, text, choices)`` rows, their pairs to be
+        compared under ``options``: in chunks on the
         host's workers when the batch is large, the pool has several and the host is up, here otherwise,
         and here too for rows a worker did not read (a chunk that failed or did not pickle, pools still
         starting or busy, a host that is gone): never waits for a host. Raises
@@ -176,13 +189,15 @@ class MathVerifier:
             size = max(READ_CHUNK_MIN, -(-len(sent) // (READ_CHUNKS_A_WORKER * self.workers)))
             chunks = [sent[at : at + size] for at in range(0, len(sent), size)]
             for chunk, read in zip(
-                chunks, self._read_remotely(rows, chunks, mode, rel_tol, max_chars), strict=True
+                chunks, self._read_remotely(rows, chunks, (mode, rel_tol, max_chars, options)), strict=True
             ):
                 if read is not None and len(read) == len(chunk):
                     for i, one in zip(chunk, read, strict=True):
                         out[i] = one
         left = [i for i, one in enumerate(out) if one is None]
-        here = read_rows([rows[i] for i in left], mode, rel_tol, max_chars, lambda: check_deadline("math"))
+        here = read_rows(
+            [rows[i] for i in left], mode, rel_tol, max_chars, options, lambda: check_deadline("math")
+        )
         for i, one in zip(left, here, strict=True):
             out[i] = one
         return [one for one in out if one is not None]
@@ -194,9 +209,7 @@ class MathVerifier:
         self,
         rows: Sequence[tuple[Any, str | None, Any]],
         chunks: list[list[int]],
-        mode: str,
-        rel_tol: float,
-        max_chars: int,
+        how: tuple[str, float, int, Options],
     ) -> list[list[Verdict | Explained | Pending] | None]:
         """Each chunk's rows read by a worker, or ``None`` for a chunk no worker read. A chunk travels
         pickled once, here, and its rows read come back pickled once, in the worker: the host passes the
@@ -208,7 +221,6 @@ class MathVerifier:
         out: list[list[Verdict | Explained | Pending] | None] = [None] * len(chunks)
         if not sent:
             return out
-        how = (mode, rel_tol, max_chars)
         try:
             status, read, counters = self._host.call("read", [blobs[k] for k in sent], how, start=False)
         except HostGone:
@@ -249,7 +261,7 @@ class MathVerifier:
         for check in unique:
             check_deadline("math")
             known = read.get(check)
-            keys[check] = known.key if known is not None else text_digest(check.gold, check.prediction)
+            keys[check] = known.key if known is not None else digest(check)
             hit = self._cache.get(keys[check])
             if hit is not None:
                 results[check] = hit
@@ -278,7 +290,11 @@ class MathVerifier:
     def _run(self, todo: list[Check], timeout_s: float) -> dict[Check, Result]:
         """Judge pairs in the worker host; the request's deadline goes along and is kept there. Pairs the
         host could not judge (it is gone, or failed the batch) are no verdict (``None``), not wrong."""
-        pairs = [(check.gold, check.prediction) for check in todo]  # both encodable: decide() refused others
+        # both encodable: decide() refused others; a pair's options go with it where they are not the defaults
+        pairs: list[Pair] = [
+            (c.gold, c.prediction) if c.options == DEFAULT_OPTIONS else (c.gold, c.prediction, c.options)
+            for c in todo
+        ]
         try:
             status, results, counters = self._host.call("run", pairs, timeout_s, self.soft_timeouts)
         except HostGone as exc:

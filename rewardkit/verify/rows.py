@@ -25,8 +25,20 @@ from rewardkit.lru import text_digest
 from rewardkit.verify.fastpath import fast_verdict, plain_number, within_tolerance
 from rewardkit.verify.guards import encodable, guard
 from rewardkit.verify.normalise import Canonical, canonical, has_unparsed, normalise, prepared, units_agree
+from rewardkit.verify.options import DEFAULT_OPTIONS, Options
 
-__all__ = ["MAX_GOLD_CHARS", "UNREAD", "Check", "Pending", "compared", "decide", "read_row", "read_rows"]
+__all__ = [
+    "MAX_GOLD_CHARS",
+    "UNREAD",
+    "Check",
+    "Options",
+    "Pending",
+    "compared",
+    "decide",
+    "digest",
+    "read_row",
+    "read_rows",
+]
 
 #: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
 Result = tuple[bool | None, str | None]
@@ -37,10 +49,19 @@ UNREAD = ("answer_too_long", "gold_too_long", "invalid_gold")  # refused unread:
 
 @dataclass(frozen=True)
 class Check:
-    """One pair to judge: a gold answer and a prediction, as extracted (normalisation happens here)."""
+    """One pair to judge: a gold answer and a prediction, as extracted (normalisation happens here), and
+    the options it is compared under (:class:`~rewardkit.verify.options.Options`: part of its identity, so
+    two checks of one pair under other options are never judged as one)."""
 
     gold: str
     prediction: str
+    options: Options = DEFAULT_OPTIONS
+
+
+def digest(check: Check) -> bytes:
+    """The key of ``check``'s verdict in a cache: its texts' digest, and its options' where they are not
+    the defaults."""
+    return text_digest(check.gold, check.prediction, *check.options.key())
 
 
 class Pending(NamedTuple):
@@ -58,8 +79,12 @@ class Pending(NamedTuple):
 
 def decide(check: Check, max_chars: int, guards: bool) -> tuple[Result | None, Check, str | None]:
     """A verdict reached without SymPy (``(result, check, stat)``: ``stat`` is the counter it adds to), or
-    ``(None, canonical pair, None)`` for the workers. Both sides are normalised
-    (:mod:`rewardkit.verify.normalise`) first; units must agree."""
+    ``(None, canonical pair, None)`` for the workers (under the check's options). Both sides are
+    normalised (:mod:`rewardkit.verify.normalise`) first; units must agree. Of the options only
+    ``precision`` bears on what is decided here (a decimal against a value,
+    :func:`~rewardkit.verify.fastpath.fast_verdict`): the other verdicts here (equal texts up to layout,
+    numbers, units, bases) are the same whether variables are matched by position or relations may equal
+    sets."""
     if guards and len(check.prediction) > max_chars:  # before any other work on a long text
         return (False, "answer_too_long"), check, "guarded"
     if len(check.gold) > MAX_GOLD_CHARS:
@@ -79,7 +104,7 @@ def decide(check: Check, max_chars: int, guards: bool) -> tuple[Result | None, C
         prediction = prediction._replace(text=natural_log(prediction.text))
     if not units_agree(prediction, gold):  # 12 cm is not 12 m; units are never converted
         return (False, None), check, "fast_path"
-    decided = fast_verdict(prediction.text, gold.text)
+    decided = fast_verdict(prediction.text, gold.text, check.options.precision)
     if decided is None and _unparsed_against_number(prediction.text, gold.text):
         decided = False
     if decided is not None:
@@ -87,7 +112,7 @@ def decide(check: Check, max_chars: int, guards: bool) -> tuple[Result | None, C
     refused = guard(prediction.text, max_chars=max_chars) if guards else None
     if refused is not None:
         return (False, refused), check, "guarded"
-    return None, Check(gold.text, prediction.text), None
+    return None, Check(gold.text, prediction.text, check.options), None
 
 
 # \\log with no base written: the natural log where the gold writes \\ln (as analysis and physics use it)
@@ -160,17 +185,24 @@ def _choice(
 
 
 def read_row(
-    gold: str, text: str | None, options_value: Any, *, mode: str, rel_tol: float, max_chars: int
+    gold: str,
+    text: str | None,
+    options_value: Any,
+    *,
+    mode: str,
+    rel_tol: float,
+    max_chars: int,
+    options: Options = DEFAULT_OPTIONS,
 ) -> Verdict | Explained | Pending:
-    """One row read: a verdict, or the pair the verifier judges. ``gold`` is the row's gold as
-    :func:`~rewardkit.extract.gold_answer` read it; ``text`` is the completion's text (``None``: no text in
-    it)."""
+    """One row read: a verdict, or the pair the verifier judges (under ``options``). ``gold`` is the row's
+    gold as :func:`~rewardkit.extract.gold_answer` read it; ``text`` is the completion's text (``None``: no
+    text in it); ``options_value`` the row's multiple-choice options."""
     if text is None:
         return Explained(0.0, "invalid_completion", {"gold": gold})
     answer, reason = math_answer(text, mode=mode)
-    options = choices.read_choices(options_value)
-    if options is not None or choices.is_letter(gold):  # multiple choice: compare options, not texts
-        decided = _choice(text, answer, gold, options, mode)
+    offered = choices.read_choices(options_value)
+    if offered is not None or choices.is_letter(gold):  # multiple choice: compare options, not texts
+        decided = _choice(text, answer, gold, offered, mode)
         if isinstance(decided, Explained):
             return decided
         gold = decided  # the gold's option text, compared with an answer that names no option
@@ -186,10 +218,10 @@ def read_row(
     ):
         detail = {"answer": answer, "gold": gold, "compared": f"within rel_tol={rel_tol:g}"}
         return Explained(float(close), None, detail)
-    check = Check(gold, answer)
+    check = Check(gold, answer, options)
     decided_pair, canonical_check, stat = decide(check, max_chars, True)
     said = None if decided_pair is not None and decided_pair[1] in UNREAD else compared(check)
-    return Pending(check, text_digest(gold, answer), decided_pair, stat, canonical_check, said)
+    return Pending(check, digest(check), decided_pair, stat, canonical_check, said)
 
 
 def read_rows(
@@ -197,10 +229,12 @@ def read_rows(
     mode: str,
     rel_tol: float,
     max_chars: int,
+    options: Options = DEFAULT_OPTIONS,
     before_each: Callable[[], None] | None = None,
 ) -> list[Verdict | Explained | Pending]:
-    """:func:`read_row` of each ``(solution, text, options)``, calling ``before_each`` (a deadline check)
-    before each; each distinct solution text's gold is read once."""
+    """:func:`read_row` of each ``(solution, text, choices)``, calling ``before_each`` (a deadline check)
+    before each; each distinct solution text's gold is read once; every pair is compared under
+    ``options``."""
     golds: dict[str, str | None] = {}
     out: list[Verdict | Explained | Pending] = []
     for solution, text, options_value in rows:
@@ -215,5 +249,9 @@ def read_rows(
         if gold is None:
             out.append(Verdict(None, "missing_solution"))
             continue
-        out.append(read_row(gold, text, options_value, mode=mode, rel_tol=rel_tol, max_chars=max_chars))
+        out.append(
+            read_row(
+                gold, text, options_value, mode=mode, rel_tol=rel_tol, max_chars=max_chars, options=options
+            )
+        )
     return out

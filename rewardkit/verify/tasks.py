@@ -7,9 +7,10 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from rewardkit.verify.options import DEFAULT_OPTIONS, Options, Pair
+
 #: (equal, reason) for one pair: a verdict (``None``: no verdict) and why.
 Result = tuple[bool | None, str | None]
-Pair = tuple[str, str]  # (gold, prediction), both canonical
 
 
 def init(memory_mb: int, busy: Any = None) -> None:
@@ -18,10 +19,10 @@ def init(memory_mb: int, busy: Any = None) -> None:
     init_worker(memory_mb, busy)
 
 
-def check(gold: str, prediction: str, soft_timeout_s: float) -> Result:
+def check(gold: str, prediction: str, soft_timeout_s: float, options: Options = DEFAULT_OPTIONS) -> Result:
     from rewardkit.verify.worker import check as check_pair
 
-    return check_pair(gold, prediction, soft_timeout_s)
+    return check_pair(gold, prediction, soft_timeout_s, options)
 
 
 def check_many(pairs: list[Pair], soft_timeout_s: float) -> list[Result]:
@@ -30,11 +31,14 @@ def check_many(pairs: list[Pair], soft_timeout_s: float) -> list[Result]:
     return check_pairs(pairs, soft_timeout_s)
 
 
-def read(chunk: bytes, mode: str, rel_tol: float, max_chars: int) -> bytes:
+def read(
+    chunk: bytes, mode: str, rel_tol: float, max_chars: int, options: Options = DEFAULT_OPTIONS
+) -> bytes:
     """A pickled chunk of rows (from the parent, which the host trusts) read, pickled for the parent."""
     from rewardkit.verify.rows import read_rows
 
-    return pickle.dumps(read_rows(pickle.loads(chunk), mode, rel_tol, max_chars), pickle.HIGHEST_PROTOCOL)
+    read = read_rows(pickle.loads(chunk), mode, rel_tol, max_chars, options)
+    return pickle.dumps(read, pickle.HIGHEST_PROTOCOL)
 
 
 def ping() -> bool:

@@ -28,6 +28,7 @@ from sympy.core.function import AppliedUndef
 
 from rewardkit.lru import LRUCache, text_digest
 from rewardkit.verify import latex
+from rewardkit.verify.options import DEFAULT_OPTIONS, Options, Pair
 
 # The answer text was already extracted and normalised: read it as LaTeX inside \boxed{}, or as a plain
 # expression. Units were split off by rewardkit.verify.normalise, which compares them and never drops one
@@ -87,10 +88,14 @@ def judges() -> bool:
     return check("x^2+1", "1+x^2", 5.0) == (True, None)
 
 
-def check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
-    """Is ``prediction`` equivalent to ``gold``? ``(None, "gold_unparseable")`` if the gold cannot be read."""
+def check(
+    gold: str, prediction: str, soft_timeout_s: float, options: Options = DEFAULT_OPTIONS
+) -> tuple[bool | None, str | None]:
+    """Is ``prediction`` equivalent to ``gold`` under ``options`` (Math-Verify's ``verify`` options)?
+    ``(None, "gold_unparseable")`` if the gold cannot be read. A parsed gold is kept whatever the options
+    (parsing does not depend on them); a verdict is not kept here."""
     try:
-        return _check(gold, prediction, soft_timeout_s)
+        return _check(gold, prediction, soft_timeout_s, options)
     except SoftTimeout:  # also when the alarm lands while _check is already returning
         return False, "timeout"
 
@@ -148,25 +153,28 @@ def _parse_within(text: str, soft_timeout_s: float) -> None:
 MIN_LEFT_S = 0.05  # a later pair of a task starts only with this much of the task's soft limit left
 
 
-def check_many(pairs: list[tuple[str, str]], soft_timeout_s: float) -> list[tuple[bool | None, str | None]]:
-    """:func:`check` of pairs in turn, all within one soft limit: the results of the first ones. The first
+def check_many(pairs: list[Pair], soft_timeout_s: float) -> list[tuple[bool | None, str | None]]:
+    """:func:`check` of pairs in turn (each ``(gold, prediction)``, or ``(gold, prediction, options)``),
+    all within one soft limit: the results of the first ones. The first
     pair has the whole limit; a later one has what the pairs before it left, and one the limit stops, or
     one with less than ``MIN_LEFT_S`` left to start with, ends the list unchecked (the host checks it
     again, alone, with a limit of its own), so a pair is never timed out on less than its own limit."""
     end = time.monotonic() + soft_timeout_s
     out: list[tuple[bool | None, str | None]] = []
-    for gold, prediction in pairs:
+    for gold, prediction, *options in pairs:
         left = end - time.monotonic()
         if out and left < MIN_LEFT_S:
             break
-        result = check(gold, prediction, soft_timeout_s if not out else left)
+        result = check(gold, prediction, soft_timeout_s if not out else left, *options)
         if out and result == (False, "timeout"):
             break
         out.append(result)
     return out
 
 
-def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | None, str | None]:
+def _check(
+    gold: str, prediction: str, soft_timeout_s: float, options: Options
+) -> tuple[bool | None, str | None]:
     with _alarm(soft_timeout_s):
         try:
             gold_parsed = _parse_gold(gold)
@@ -175,10 +183,18 @@ def _check(gold: str, prediction: str, soft_timeout_s: float) -> tuple[bool | No
             predicted = _parse_answer(prediction)
             if not predicted:
                 return False, "unparseable_answer"
-            numeric = numeric_verdict(gold_parsed[0], predicted[0])
+            numeric = numeric_verdict(gold_parsed[0], predicted[0], options)
             if numeric is not None:
                 return numeric, None
-            return bool(verify(gold_parsed, predicted, timeout_seconds=None)), None
+            equal = verify(
+                gold_parsed,
+                predicted,
+                float_rounding=options.precision,
+                strict=options.strict,
+                allow_set_relation_comp=options.set_relations,
+                timeout_seconds=None,
+            )
+            return bool(equal), None
         except MemoryError:
             return False, "memory_limit"
         except RecursionError:
@@ -200,6 +216,7 @@ def _alarm(soft_timeout_s: float) -> Iterator[None]:
 NUMERIC_POINTS = 5  # random points two expressions are evaluated at
 NUMERIC_AGREE = 3  # points that must be finite on both sides to confirm
 NUMERIC_TOLERANCE = 1e-6  # relative, whatever the magnitude: 1.6e-19 V is not 3.2e-19 V
+NUMERIC_PRECISION = 6  # the option precision the numeric check stands for (its tolerance, in places)
 MAX_NUMERIC_SYMBOLS = 6
 # not compared at sample points: functions of integers, pieces and bounds (floor(x/3) and floor(x/2) agree
 # at many points), calculus a point cannot settle
@@ -222,7 +239,7 @@ _NOT_EVALUATED = (
 )
 
 
-def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
+def numeric_verdict(gold: Any, prediction: Any, options: Options = DEFAULT_OPTIONS) -> bool | None:
     """Two expressions compared by value at random points (``\\sinh(at)/a`` against
     ``\\frac{1}{2a}(e^{at}-e^{-at})``, where symbolic simplification can take seconds or give up), and two
     equations by their solution sets (:func:`_equation_verdict`).
@@ -235,7 +252,13 @@ def numeric_verdict(gold: Any, prediction: Any) -> bool | None:
     variable only one side has must cancel out of it for the two to be equal (``x + y`` is not ``x + 1``).
     Two different expressions that agree at several random points is the standard probabilistic identity
     test; the points are the same on every run for the same pair.
+
+    It steps aside (``None``: Math-Verify decides, under the options) for options it does not share: a
+    ``precision`` other than ``NUMERIC_PRECISION`` (its tolerance is that one) and ``strict=False``
+    (variables matched by position: ``x + 1`` is ``y + 1``). ``set_relations`` concerns no pair it judges.
     """
+    if options.precision != NUMERIC_PRECISION or not options.strict:
+        return None
     try:
         gold, prediction = _defined_values(gold, prediction)
         if isinstance(gold, sympy.Eq) and isinstance(prediction, sympy.Eq):

@@ -37,6 +37,9 @@ def test_server_values_apply_under_caller_values_and_are_not_published() -> None
         "max_answer_chars": 1000,
         "extract": "standard",
         "rel_tol": 0.0,
+        "precision": 6,
+        "strict": True,
+        "set_relations": False,
         "correct": 1.0,
         "wrong": 0.0,
     }
