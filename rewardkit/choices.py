@@ -352,6 +352,15 @@ _DECLINES = re.compile(
 )
 
 
+# where a statement says it looked ("Based on the image, ...", "According to the graph, ..."): a frame, not a
+# doubt about the image (what _DECLINES looks for in the rest)
+_FRAMING = re.compile(
+    r"(?:based on|according to|from|in|looking at)\s+(?:the|this)\s+(?:given\s+|provided\s+)?"
+    r"(?:image|picture|photo|graph|chart|plot|figure|table|diagram|map)\b(?:\s+(?:alone|above|shown))?\s*,\s*",
+    re.IGNORECASE,
+)
+
+
 def _implied_yes_no(text: str, options: Mapping[str, str]) -> str | None:
     """The Yes or No option a short statement implies when the text answers a yes/no question by
     restating it (``Teal is not the largest slice.`` for "Is Teal the largest?" is No; ``There are fewer
@@ -368,7 +377,7 @@ def _implied_yes_no(text: str, options: Mapping[str, str]) -> str | None:
     letters = {_plain(option): letter for letter, option in options.items()}
     if "yes" not in letters or "no" not in letters:
         return None
-    statement = text.strip().strip("*").strip()
+    statement = _FRAMING.sub("", text.strip().strip("*").strip(), count=1)
     if (
         not statement
         or len(statement) > MAX_STATEMENT_CHARS
@@ -456,11 +465,10 @@ def read_choice(
         if letter is not None:
             return letter, None
     if options is not None:
-        named = (
-            _named_in_final_sentence(text, options)
-            or _leading_yes_no(text, options)
-            or _implied_yes_no(text, options)
-        )
+        # a reply that opens with Yes or No to a yes/no question has answered it: a letter its last sentence
+        # names is a bar, a point or a shape of the figure ("No, Y is not the largest. The largest is B.")
+        leading = _leading_yes_no(text, options)
+        named = leading or _named_in_final_sentence(text, options) or _implied_yes_no(text, options)
         if named is not None:
             return named, None
     if len(text.strip()) > BARE_CHARS:

@@ -23,8 +23,9 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    '4'
 
 2. **Answer containers** (:mod:`~rewardkit.extract.containers`). The last ``<answer>`` block (its final boxes,
-   else its answer marker, else the one math span of a sentence around it, else its text, or the value its
-   last sentence states when the text is prose); else the final boxes: the last ``\boxed{}``/ ``\fbox{}`` and
+   a box before "the final answer is x" being a step there as outside, else its answer marker, else the one
+   math span of a sentence around it, else its text, or the value its last sentence states when the text is
+   in words, as a finished reply's is read); else the final boxes: the last ``\boxed{}``/ ``\fbox{}`` and
    the boxes before it joined only by commas, "and"/"or", ``\quad``, inline-math delimiters or a short label
    ending in "and" (``\boxed{(3,3)} \text{ for part (a) and } \boxed{(1,1)}``) form one answer set, and so do
    labelled boxes (``y_1 = \boxed{a}`` and ``y_2 = \boxed{b}``); a box earlier in the reasoning is an
@@ -39,21 +40,23 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    >>> math_answer("\\boxed{4}. Final Answer: The final answer is 5. I hope it is correct.").answer
    '5'
 
-3. **Answer markers** (:mod:`~rewardkit.extract.markers`) in the last 800 characters, the last one wins:
-   ``#### x`` at either end of a line (``... every day. #### 18``); ``Answer: x``, ``**Final Answer:** x``
-   (and in the languages models answer in: ``Réponse :``, ``Ответ:``, ``پاسخ:``, ``答案：``, ...);
-   "the (final) answer is x" with what models put between "answer" and "is": a short parenthetical (``the
-   answer (arabic numerals) is 26``), a complement (``the answer to this problem is``), a hedge (``should
-   be``), or "answer" followed by math (``Answer $9$``); "the correct option is (C)"; ``答案是 x``; a bold
-   value on the final lines (``**194**``, ``*n* = **5**``), or a short bold phrase with one number on the
-   last line (``So **4 cubes remain**``). The value runs to the end of the sentence (or is
-   the display that opens there), after its last top-level ``=``; a marker followed by prose gives the
-   prose's last value (``Final Answer: Jane started 3 hours ago.`` is 3). A value is read up to the words
-   after it (``The answer is 12, which is more than 10.`` is 12), and a sentence that negates or bounds its
-   value states no answer (``The answer is not 7.``, ``at least 7``). A qualifier bounds the first value
-   after it and those joined to it by "or", "and" or commas (``not 10 which is 12`` states 12). Minerva's
-   signed-off answer (``final answer is x. I hope it is correct.``) counts wherever it stands. Quotes around
-   an answer are dropped.
+3. **Answer markers** (:mod:`~rewardkit.extract.markers`) in the last 800 characters, the last one
+   wins: ``#### x`` at either end of a line (``... every day. #### 18``); ``Answer: x``, ``**Final
+   Answer:** x`` (and in the languages models answer in: ``Réponse :``, ``Ответ:``, ``پاسخ:``,
+   ``答案：``, ...); "the (final) answer is x" with what models put between "answer" and "is": a short
+   parenthetical (``the answer (arabic numerals) is 26``), a complement (``the answer to this problem
+   is``), a hedge (``should be``), or "answer" followed by math (``Answer $9$``); "the correct option
+   is (C)"; ``答案是 x``; a bold value on the final lines (``**194**``, ``*n* = **5**``), or a short
+   bold phrase with one number on the last line (``So **4 cubes remain**``). The value runs to the
+   end of the sentence (or is the display that opens there), after its last top-level ``=``; a marker
+   followed by prose gives the prose's last value (``Final Answer: Jane started 3 hours ago.`` is 3).
+   A value is read up to the words after it (``The answer is 12, which is more than 10.`` is 12),
+   values that run on are the list they are (``The answer is 12 or 13 or 14.``, ``3 apples 4 pears 5
+   figs``: never the first alone), and a sentence that negates or bounds its value states no answer
+   (``The answer is not 7.``, ``at least 7``). A qualifier bounds the first value after it and those
+   joined to it by "or", "and" or commas (``not 10 which is 12`` states 12). Minerva's signed-off
+   answer (``final answer is x. I hope it is correct.``) counts wherever it stands. Quotes around an
+   answer are dropped.
 
    >>> marked = ["so she makes $18 every day. #### 18", "Therefore, the answer (arabic numerals) is 26.",
    ...           "Final Answer: Jane started 3 hours ago."]
@@ -67,6 +70,14 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
 
    >>> math_answer("$[0,1)$").answer, math_answer("-\\frac{10}{9}").answer
    ('[0,1)', '-\\frac{10}{9}')
+
+   **An answer stated first** (:func:`~rewardkit.extract.markers.opening_answer`), when nothing near the
+   end states one: an answer phrase or a bold value in the opening sentence (``The answer is (A), yes.``
+   then an explanation; ``The maximum rating is **70**.`` then a description naming other values), as chat
+   models answer a question about a chart; the explanation may be cut off.
+
+   >>> math_answer("The peak was in **2012**, at 80%. It fell in 2013 and was flat until 2016.").answer
+   '2012'
 
 5. **The last value of a finished final sentence** (none in a reply that declines: ``I can't view
    pictures ... the three towers``), else a labelled final line (``Marbles remaining after the trade: 5``;
@@ -113,21 +124,24 @@ result is twelve`` and ``The result is 12``: ``no_answer``).
 >>> gold_answer("She sold 48 clips in April.\n#### 72"), gold_answer("<answer> 3 </answer>"), gold_answer(5)
 ('72', '3', '5')
 
-**Multiple choice** (:mod:`rewardkit.choices`). Rows may carry a ``choices`` column: the option texts in
-letter order, or ``{letter: text}``. The answer then names an option by letter (``B``, ``(B)``,
-``\boxed{B}``, ``\text{B}``, ``Option B``), by letter and text (``(B) No``; a letter whose text is another
-option's is no choice), or by the option's text (``No``, or the same number: ``3,628,800``); the gold is a
-letter or an option text. Both sides become letters, so ``(B) No`` matches the gold ``No``. A letter stated
-after a boxed value is the choice (``\boxed{0.8}. The answer is (F).``), and so is an option the final
-sentence names (``the greatest angle is (D).``, ``so the count is C.``, ``对应选项是D``), the option whose
-text ends it (``... is a bowl of soup.``) and a labelled option on the last line whose text agrees (``B)
-Does ...?``); failing those, a Yes/No option the text opens with (``Yes, the bus is ...``, as MME reads
-yes/no answers). Stating more than two different options as the answer is no answer (``several_choices``): a
-policy must not be paid for listing them. Three or more lines that are nothing but "The answer is (X)." at
-the end are a loop after the answer (base models write the few-shot examples' answers next): the first
-counts, so listing pays no more than answering once. Without ``choices``, a letter gold compares as a
-letter. The ``choice`` reward does only this (MMLU-Pro, GPQA); ``math`` does it for the
-rows that carry ``choices`` or a letter gold, and compares everything else as math.
+**Multiple choice** (:mod:`rewardkit.choices`). Rows may carry a ``choices`` column: the option texts
+in letter order, or ``{letter: text}``. The answer then names an option by letter (``B``, ``(B)``,
+``\boxed{B}``, ``\text{B}``, ``Option B``), by letter and text (``(B) No``; a letter whose text is
+another option's is no choice), or by the option's text (``No``, or the same number: ``3,628,800``);
+the gold is a letter or an option text. Both sides become letters, so ``(B) No`` matches the gold
+``No``. A letter stated after a boxed value is the choice (``\boxed{0.8}. The answer is (F).``).
+Without a stated answer, a Yes/No option the text opens with comes first (``Yes, the bus is ...``, as
+MME reads yes/no answers; a letter later is a bar or a point of the figure: ``No, Y is not the
+largest. The largest is B.``), then an option the final sentence names (``the greatest angle is
+(D).``, ``so the count is C.``, ``对应选项是D``), the option whose text ends it (``... is a bowl of
+soup.``) and a labelled option on the last line whose text agrees (``B) Does ...?``), then the Yes or
+No a short statement implies (``Based on the image, Teal is not the largest.`` is No). Stating more
+than two different options as the answer is no answer (``several_choices``): a policy must not be
+paid for listing them. Three or more lines that are nothing but "The answer is (X)." at the end are a
+loop after the answer (base models write the few-shot examples' answers next): the first counts, so
+listing pays no more than answering once. Without ``choices``, a letter gold compares as a letter.
+The ``choice`` reward does only this (MMLU-Pro, GPQA); ``math`` does it for the rows that carry
+``choices`` or a letter gold, and compares everything else as math.
 
 >>> import rewardkit
 >>> choice = rewardkit.get("choice")
@@ -163,6 +177,7 @@ from rewardkit.extract.markers import (
     _HASHES,
     _marked_answer,
     answer_phrase,
+    opening_answer,
     phrase_value,
     stated_answers,
 )
@@ -244,8 +259,9 @@ def answer_in(text: str, *, mode: str = "standard") -> Extracted:
     block = last_tag_block(text, "answer")
     if block is not None:
         boxes = final_boxes(block)
-        if boxes is not None:
-            return Extracted(", ".join(boxes).strip())
+        if boxes is not None:  # read as outside a block: a box before "the final answer is x" was a step
+            later = _final_answer_after_box(block)
+            return Extracted(later if later is not None else ", ".join(boxes).strip())
         return Extracted(answer_phrase(block) or _one_span(block) or _block_value(block))
     boxes = final_boxes(text)
     if boxes is not None:
@@ -290,10 +306,15 @@ MIN_PROSE_WORDS = 3
 def _block_value(block: str) -> str:
     """An answer block's value: the block itself when it reads as a value, else the value its last sentence
     states, read as an answer phrase's is (``the number is not 10 which is 1,000.99€`` -> ``1,000.99€``;
-    ``We get 5 cats.`` -> ``5``); the block stripped when that reads none.
+    ``We get 5 cats.`` -> ``5``), else as a finished reply's last sentence is (:func:`sentence_answer`:
+    ``not 10, it's 1,000.99m²`` -> ``1,000.99``); the block stripped when those read none. A block of
+    fewer than three words is a value as written when it is LaTeX (``5 \\text{ square units}``) or has no
+    words; one in plain words is a sentence (``Total : 2,74 $ net.`` -> ``2,74``).
 
     >>> _block_value("3/4"), _block_value("the number is not 10 which is 12"), _block_value("We get 5 cats.")
     ('3/4', '12', '5')
+    >>> _block_value("Total : 3,15 € net."), _block_value("no, it's not 12, it's 2,500.75 km²")
+    ('3,15', '2,500.75')
     >>> _block_value("\\\\begin{pmatrix} -2 \\\\\\\\ -7 \\\\end{pmatrix}")
     '\\\\begin{pmatrix} -2 \\\\\\\\ -7 \\\\end{pmatrix}'
 
@@ -301,11 +322,14 @@ def _block_value(block: str) -> str:
     tidied = _tidy(block)
     if not tidied or value_like(tidied) or "\n" in tidied.strip():
         return tidied
-    if len(_PROSE_WORD.findall(_MARKUP.sub(" ", tidied))) < MIN_PROSE_WORDS:
-        return tidied  # "\\begin{pmatrix}...\\end{pmatrix}", "5 \\text{ square units}": a value in LaTeX
+    words = len(_PROSE_WORD.findall(_MARKUP.sub(" ", tidied)))
+    if words < MIN_PROSE_WORDS:
+        if not words or _MARKUP.search(tidied):
+            return tidied  # "\\begin{pmatrix}...\\end{pmatrix}", "5 \\text{ square units}": a value in LaTeX
+        return sentence_answer(block.strip()) or tidied
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", tidied) if s.strip()]
     found = phrase_value(sentences[-1], 0) if sentences else None
-    return found or tidied
+    return found or sentence_answer(block.strip()) or tidied
 
 
 _FINAL_ANSWER = re.compile(r"\bfinal answer\b", re.IGNORECASE)
@@ -323,8 +347,8 @@ def _final_answer_after_box(text: str) -> str | None:
 
 _READERS = {
     "strict": (answer_phrase, bare_answer),
-    "standard": (answer_phrase, bare_answer, sentence_answer, labelled_line),
-    "lenient": (answer_phrase, bare_answer, sentence_answer, labelled_line, lenient_answer),
+    "standard": (answer_phrase, bare_answer, opening_answer, sentence_answer, labelled_line),
+    "lenient": (answer_phrase, bare_answer, opening_answer, sentence_answer, labelled_line, lenient_answer),
 }
 
 

@@ -12,6 +12,7 @@ from rewardkit.extract.values import (
     QUALIFIED,
     TAIL_CHARS,
     _tidy,
+    _values,
     lenient_answer,
     value_like,
 )
@@ -165,10 +166,67 @@ def _leading_value(text: str) -> str | None:
     """The value a phrase value starts with, before the words that follow it (``12 apples, not 10`` ->
     ``12``), when it starts with one; ``None`` when it starts with words."""
     kept: list[str] = []
+    end = 0
     for match in _TOKEN.finditer(text):
         token = match.group(0)
         if _WORD.search(_COMMAND.sub(" ", token.strip("$"))) and not token.startswith("$"):
             break
         kept.append(token)
+        end = match.end()
     value = " ".join(kept).rstrip(",;:").strip()
-    return _tidy(value) if value and value_like(value) else None
+    if not value or not value_like(value):
+        return None
+    if kept and _RUNS_ON.match(text, end):
+        # "12 or 13 or 14 or 15", "3 apples 4 pears 5 figs": a run of values, each as much the answer as the
+        # first; read as the list they are, which equals no single gold (a policy is not paid for listing)
+        return ", ".join(found for _, _, found in _values(text))
+    return _tidy(value)
+
+
+# after a leading value: at most two words (a unit: "apples", "cm"), then "or", "and" or a comma or nothing,
+# then another number: the phrase runs on through several values
+_RUNS_ON = re.compile(
+    r"(?:[ \t]*[A-Za-z]+){0,2}[ \t]*(?:,|;|\bor\b|\band\b)?[ \t]*(?:\bor\b|\band\b)?[ \t]*-?\d"
+)
+
+
+OPENING_CHARS = 300  # an answer stated first stands in the reply's opening sentence
+_OPENING_END = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def opening_answer(text: str) -> str | None:
+    """The answer a reply states first and then explains, when nothing after it states one (no answer
+    marker near the end, no box): an answer phrase in the opening sentence (``The answer is (A), yes. The
+    ground cover is bamboo, which ...``), or the one bold value that ends the opening sentence's statement
+    (``The maximum rating is **70**. It is reached in 2009; the others range from 20 to 60.``), as chat
+    models answer a question about a chart and then describe it. Only a value (:func:`value_like`) or an
+    option counts, never prose, and a sentence that negates or bounds it states none; the explanation may
+    be cut off (the answer came before it).
+
+    >>> opening_answer("The answer is 0.\\n\\nExplanation: the bars are all above 0. The bars")
+    '0'
+    >>> opening_answer("The peak was in **2012**, at 80%. It fell to 75% in 2013 and stayed flat to 2016.")
+    '2012'
+    >>> opening_answer("The answer is not obvious. We count 3 and 4.") is None
+    True
+    """
+    body = text.lstrip()
+    end = _OPENING_END.search(body, 0, OPENING_CHARS)
+    opening = body[: end.start() + 1 if end is not None else min(len(body), OPENING_CHARS)]
+    if end is None and len(body) > OPENING_CHARS:
+        return None
+    if QUALIFIED.search(opening):
+        return None
+    phrase = _ANSWER_PHRASE.search(opening)
+    if phrase is not None:
+        value = phrase_value(opening, phrase.end())
+        if value is not None and (value_like(value) or _OPTION.fullmatch(value)):
+            return value
+        return None
+    bolds = [b.group(1) for b in _BOLD.finditer(opening)]
+    if len(bolds) == 1 and value_like(bolds[0]) and re.search(r"\b(?:is|was|are|were)\b", opening):
+        return _tidy(bolds[0], equation=True) or None
+    return None
+
+
+_OPTION = re.compile(r"\(?[A-Z]\)?(?:[,:]?\s+\w+)?")
