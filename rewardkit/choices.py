@@ -347,7 +347,7 @@ _YES_NO_WORD = re.compile(r"\b(?:yes|no)\b", re.IGNORECASE)
 _DECLINES = re.compile(
     r"\b(?:cannot|can[’']t|unable|impossible|unclear|not clear|not possible|not sure|uncertain|sorry"
     r"|determine|difficult|hard to|depends|information|provided?|question|options?|letter|answer|choice"
-    r"|not (?:visible|shown|given)|as an ai|image)\b",
+    r"|not (?:visible|shown|given)|as an ai)\b",
     re.IGNORECASE,
 )
 
@@ -361,13 +361,31 @@ _FRAMING = re.compile(
 )
 
 
+# a statement about the picture itself describes it ("The image shows a dog.", "This chart does not give
+# the values."): it restates no question; the picture as a place ("the roughest color in the image") is fine
+_DESCRIBES = re.compile(
+    r"(?:the|this)\s+(?:image|picture|photo|graph|chart|plot|figure|diagram|table|map)\s+"
+    r"(?:shows?|depicts?|displays?|is|was|contains?|has|does|did|illustrates?|presents?|gives?|provides?"
+    r"|includes?|features?|appears?|seems?|lacks?)\b",
+    re.IGNORECASE,
+)
+
+
+# a statement that sets two things against each other ("The larger window is a rectangle, while the smaller
+# is an octagon.") answers "Are they alike?" with No and "Is one a rectangle?" with Yes: without the
+# question it implies neither
+_CONTRASTS = re.compile(r"\b(?:while|whereas|but|unlike|however|on the other hand)\b", re.IGNORECASE)
+
+
 def _implied_yes_no(text: str, options: Mapping[str, str]) -> str | None:
     """The Yes or No option a short statement implies when the text answers a yes/no question by
     restating it (``Teal is not the largest slice.`` for "Is Teal the largest?" is No; ``There are fewer
     red trucks than blue bicycles.`` is Yes), as MathVista's extraction reads such answers: No when its
     first sentence is negated, else Yes. Only for options that include both Yes and No, a statement of at
     most :data:`MAX_STATEMENT_CHARS` with neither word, no question, and nothing declining or doubting (``I
-    cannot tell from the image``, ``It is unclear``, hedges).
+    cannot tell from the image``, ``It is unclear``, hedges), describing the picture itself (``The image
+    shows a dog.``) or contrasting two things (``A is round, while B is square.``: the polarity depends on
+    the question). A frame such as ``Based on the image,`` is read past.
 
     >>> yes_no = read_choices(["Yes", "No"])
     >>> [_implied_yes_no(t, yes_no) for t in ("Teal is not the largest slice.", "There are fewer cars.",
@@ -385,6 +403,8 @@ def _implied_yes_no(text: str, options: Mapping[str, str]) -> str | None:
         or "?" in statement
         or _YES_NO_WORD.search(statement)
         or _DECLINES.search(statement)
+        or _DESCRIBES.match(statement)
+        or _CONTRASTS.search(statement)
         or _HEDGE.search(statement)
         or any(c.isdigit() for c in statement)
     ):
