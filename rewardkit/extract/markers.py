@@ -32,9 +32,9 @@ _ANSWER_LINE = re.compile(
 )
 # "the (final) answer is x", with what models put between "answer" and "is": a short parenthetical
 # ("the answer (arabic numerals) is"), a complement ("the answer to this problem is"), a hedge ("the answer
-# should be"); or "Answer: x", "**Final Answer:** x", "the correct option is (C)".
+# should be"); or "Answer: x", "**Final Answer:** x", "the correct option is (C)", "the best response is B".
 _ANSWER_PHRASE = re.compile(
-    r"\b(?:answers?|correct[ \t]+(?:option|choice))\b"
+    r"\b(?:answers?|(?:correct|best|right)[ \t]+(?:option|choice|response))\b"
     r"(?:[ \t]*\([^()\n]{1,40}\))?"
     r"(?:[ \t]+(?:to|for)[ \t]+[^.\n:=]{1,40}?)?"
     r"(?:[ \t]+(?:should|would|must|will|could|might|then|therefore|thus|here|now|finally|indeed|clearly"
