@@ -130,9 +130,27 @@ def stated_answers(text: str) -> list[tuple[int, str]]:
     found = []
     for match in _ANSWER_PHRASE.finditer(text, max(0, len(text) - TAIL_CHARS)):
         value = phrase_value(text, match.end())
-        if value:
-            found.append((match.start(), value))
+        if not value:
+            continue
+        if _JUDGES_ANSWER.fullmatch(value) and _OWN_ANSWER.search(text, 0, match.start()):
+            continue  # "So, our answer is correct.": a check of the answer, not one
+        found.append((match.start(), value))
     return found
+
+
+# "So, our answer is correct.", "this answer is indeed right": a word about the reply's own answer, not one
+# ("The answer is correct." alone may name an option "correct")
+_OWN_ANSWER = re.compile(
+    r"\b(?:our|my|this|that|your|the above|the previous)[ \t]+"
+    r"(?:final[ \t]+|computed[ \t]+|calculated[ \t]+)?\Z",
+    re.IGNORECASE,
+)
+_JUDGES_ANSWER = re.compile(
+    r"(?:(?:indeed|definitely|certainly|probably|likely|also|still|now|then)\s+)*(?:not\s+)?"
+    r"(?:correct|incorrect|right|wrong|verified|confirmed|consistent|valid|invalid|reasonable|plausible"
+    r"|accurate|solid|sound|fine|good|ok|okay|unchanged)[.!]*",
+    re.IGNORECASE,
+)
 
 
 def phrase_value(text: str, start: int) -> str | None:
