@@ -132,13 +132,15 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|\n\s*\n")
 FINAL_SENTENCES = 3  # a closing remark or two may follow the sentence that states the answer
 # what models write after their answer: "I hope it is correct.", "I think that's the final answer.",
 # "Let me know if ...", "Hope this helps!", "That looks good.", "Perfect.", "Is there anything else I can
-# help you with?"
+# help you with?", "This problem demonstrates the use of modular arithmetic."
 _CLOSING = re.compile(
     r"\W*+(?:I\b|I'm\b|I've\b|Hope\b|Let me know\b|Feel free\b|Please\b|Thanks?\b|So,? that's\b|That's\b"
     r"|(?:That|This|It|Everything)\s+(?:looks|seems|makes sense|checks out|is correct|is right)\b"
     r"|(?:Looks|Seems)\s+(?:good|right|correct)\b|(?:Yes|Yeah|OK|Okay|Great|Perfect|Alright|Good)\b[.!,]"
     r"|This (?:is|should be) (?:the|my|our|correct)\b|[^.!?]*\b(?:final|correct) answer\b"
-    r"|(?:Is|Do|Would|Can) (?:there|you) (?:anything|any|like|want|need)\b[^.!]*\?)",
+    r"|(?:Is|Do|Would|Can) (?:there|you) (?:anything|any|like|want|need)\b[^.!]*\?"
+    r"|This (?:problem|question|exercise|example|approach|method|solution|process)\s+"
+    r"(?:demonstrates|illustrates|shows|highlights|uses|involves|requires|tests|is an?)\b)",
     re.IGNORECASE,
 )
 _FINISHED = (".", "!", "?", "$", "\\)", "\\]")
