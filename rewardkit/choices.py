@@ -347,15 +347,23 @@ _YES_NO_WORD = re.compile(r"\b(?:yes|no)\b", re.IGNORECASE)
 _DECLINES = re.compile(
     r"\b(?:cannot|can[’']t|unable|impossible|unclear|not clear|not possible|not sure|uncertain|sorry"
     r"|determine|difficult|hard to|depends|information|provided?|question|options?|letter|answer|choice"
-    r"|not (?:visible|shown|given)|as an ai)\b",
+    r"|not (?:visible|shown|given)|as an ai|determin\w*|enough|tell|access|available|load\w*|see|make out"
+    r"|detail|resolution)\b",
     re.IGNORECASE,
+)
+
+
+# a letter named as an option ("(B)", "option B", "I pick B"), not as a label of the figure
+# ("the largest is B")
+_OPTION_NAMED = re.compile(
+    r"\(\s*[A-Z]\s*\)|\b(?:option|choice|answer|pick|select|choose|choosing|selecting)\s*:?\s*\(?[A-Z]\b"
 )
 
 
 # where a statement says it looked ("Based on the image, ...", "According to the graph, ..."): a frame, not a
 # doubt about the image (what _DECLINES looks for in the rest)
 _FRAMING = re.compile(
-    r"(?:based on|according to|from|in|looking at)\s+(?:the|this)\s+(?:given\s+|provided\s+)?"
+    r"\A(?:based on|according to|from|in|looking at)\s+(?:the|this)\s+(?:given\s+|provided\s+)?"
     r"(?:image|picture|photo|graph|chart|plot|figure|table|diagram|map)\b(?:\s+(?:alone|above|shown))?\s*,\s*",
     re.IGNORECASE,
 )
@@ -488,7 +496,10 @@ def read_choice(
         # a reply that opens with Yes or No to a yes/no question has answered it: a letter its last sentence
         # names is a bar, a point or a shape of the figure ("No, Y is not the largest. The largest is B.")
         leading = _leading_yes_no(text, options)
-        named = leading or _named_in_final_sentence(text, options) or _implied_yes_no(text, options)
+        in_final = _named_in_final_sentence(text, options)
+        if leading is not None and in_final is not None and _OPTION_NAMED.search(text.rstrip()[-300:]):
+            leading = None  # "Yes, let's compare. ... so I pick (B).": the option it names is its answer
+        named = leading or in_final or _implied_yes_no(text, options)
         if named is not None:
             return named, None
     if len(text.strip()) > BARE_CHARS:

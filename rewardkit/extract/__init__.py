@@ -51,8 +51,8 @@ outputs of 30+ models (``rewardkit agreement``). How the two sides are then norm
    end of the sentence (or is the display that opens there), after its last top-level ``=``; a marker
    followed by prose gives the prose's last value (``Final Answer: Jane started 3 hours ago.`` is 3).
    A value is read up to the words after it (``The answer is 12, which is more than 10.`` is 12),
-   values that run on are the list they are (``The answer is 12 or 13 or 14.``, ``3 apples 4 pears 5
-   figs``: never the first alone), and a sentence that negates or bounds its value states no answer
+   values that run on are the list they are (``The answer is 12 or 13 or 14.``, ``3 apples, 4 pears and
+   5 figs``: never the first alone), and a sentence that negates or bounds its value states no answer
    (``The answer is not 7.``, ``at least 7``). A qualifier bounds the first value after it and those
    joined to it by "or", "and" or commas (``not 10 which is 12`` states 12). Minerva's signed-off
    answer (``final answer is x. I hope it is correct.``) counts wherever it stands. Quotes around an
@@ -177,6 +177,7 @@ from rewardkit.extract.markers import (
     _HASHES,
     _marked_answer,
     answer_phrase,
+    first_answer,
     opening_answer,
     phrase_value,
     stated_answers,
@@ -347,8 +348,16 @@ def _final_answer_after_box(text: str) -> str | None:
 
 _READERS = {
     "strict": (answer_phrase, bare_answer),
-    "standard": (answer_phrase, bare_answer, opening_answer, sentence_answer, labelled_line),
-    "lenient": (answer_phrase, bare_answer, opening_answer, sentence_answer, labelled_line, lenient_answer),
+    "standard": (answer_phrase, bare_answer, first_answer, sentence_answer, labelled_line, opening_answer),
+    "lenient": (
+        answer_phrase,
+        bare_answer,
+        first_answer,
+        sentence_answer,
+        labelled_line,
+        opening_answer,
+        lenient_answer,
+    ),
 }
 
 

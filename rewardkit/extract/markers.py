@@ -132,10 +132,29 @@ def stated_answers(text: str) -> list[tuple[int, str]]:
         value = phrase_value(text, match.end())
         if not value:
             continue
-        if _JUDGES_ANSWER.fullmatch(value) and _OWN_ANSWER.search(text, 0, match.start()):
+        if _JUDGES_ANSWER.fullmatch(value) and _OWN_ANSWER.search(
+            text, max(0, match.start() - 40), match.start()
+        ):
             continue  # "So, our answer is correct.": a check of the answer, not one
+        if not _names_a_choice(text, match):
+            continue  # "The best option is to multiply both sides by 3.": a method, not a chosen option
         found.append((match.start(), value))
     return found
+
+
+_CHOICE_NOUN = re.compile(r"\b(?:option|choice|response)\b", re.IGNORECASE)
+
+
+def _names_a_choice(text: str, phrase: re.Match[str]) -> bool:
+    """Does an answer phrase name a value? "the best option/choice/response is" does only when an option or
+    a value follows it (``(C)``, ``B (no)``, ``12 since ...``), never a course of action (``to multiply both
+    sides by 3``); "the answer is" always does."""
+    if not _CHOICE_NOUN.search(phrase.group(0)):
+        return True
+    rest = text[phrase.end() : phrase.end() + 200].strip()
+    stop = _SENTENCE_END.search(rest)
+    sentence = (rest[: stop.start()] if stop is not None else rest).strip().rstrip(".")
+    return bool(_OPTION.fullmatch(sentence)) or _leading_value(sentence) is not None
 
 
 # "So, our answer is correct.", "this answer is indeed right": a word about the reply's own answer, not one
@@ -195,16 +214,16 @@ def _leading_value(text: str) -> str | None:
     if not value or not value_like(value):
         return None
     if kept and _RUNS_ON.match(text, end):
-        # "12 or 13 or 14 or 15", "3 apples 4 pears 5 figs": a run of values, each as much the answer as the
-        # first; read as the list they are, which equals no single gold (a policy is not paid for listing)
+        # "12 or 13 or 14 or 15", "3 apples, 4 pears and 5 figs": a run of values, each as much the answer
+        # as the first; read as the list they are, which equals no single gold (no pay for listing)
         return ", ".join(found for _, _, found in _values(text))
     return _tidy(value)
 
 
-# after a leading value: at most two words (a unit: "apples", "cm"), then "or", "and" or a comma or nothing,
-# then another number: the phrase runs on through several values
+# after a leading value: at most two words (a unit: "apples", "cm"), then "or", "and" or a comma, then another
+# number: the phrase runs on through several values ("15 out of 20", "5 feet 3 inches" are one value each)
 _RUNS_ON = re.compile(
-    r"(?:[ \t]*[A-Za-z]+){0,2}[ \t]*(?:,|;|\bor\b|\band\b)?[ \t]*(?:\bor\b|\band\b)?[ \t]*-?\d"
+    r"(?:[ \t]*[A-Za-z]+){0,2}[ \t]*(?:,|;|\bor\b|\band\b)[ \t]*(?:\bor\b|\band\b)?[ \t]*-?\d"
 )
 
 
@@ -213,13 +232,18 @@ _OPENING_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
 def opening_answer(text: str) -> str | None:
-    """The answer a reply states first and then explains, when nothing after it states one (no answer
-    marker near the end, no box): an answer phrase in the opening sentence (``The answer is (A), yes. The
-    ground cover is bamboo, which ...``), or the one bold value that ends the opening sentence's statement
-    (``The maximum rating is **70**. It is reached in 2009; the others range from 20 to 60.``), as chat
-    models answer a question about a chart and then describe it. Only a value (:func:`value_like`) or an
-    option counts, never prose, and a sentence that negates or bounds it states none; the explanation may
-    be cut off (the answer came before it).
+    """The answer a reply states first and then explains: an answer phrase in the opening sentence (``The
+    answer is (A), yes. The ground cover is bamboo, which ...``), or the one bold value that ends the opening
+    sentence's statement (``The maximum rating is **70**. It is reached in 2009; the others range from 20 to
+    60.``), as chat models answer a question about a chart and then describe it. Only a value
+    (:func:`value_like`) or an option counts, never prose; an opening that negates, bounds or hedges its
+    value (``I think``, ``maybe``) states none, and so does any opening of a reply that later takes back or
+    corrects something (``Actually``, ``Wait``, ``I made an error``, ``recalculating``): a guess first is
+    not an answer. The explanation may be cut off (the answer came before it).
+
+    :func:`first_answer` asks it before the final sentence for a short reply (answer, then explanation),
+    :func:`rewardkit.extract.answer_in` after every other reader for a long one (where an early "the answer
+    is" is more often a guess that the working replaces).
 
     >>> opening_answer("The answer is 0.\\n\\nExplanation: the bars are all above 0. The bars")
     '0'
@@ -227,16 +251,20 @@ def opening_answer(text: str) -> str | None:
     '2012'
     >>> opening_answer("The answer is not obvious. We count 3 and 4.") is None
     True
+    >>> opening_answer("The answer is 12. Then 5 + 2 = 7. Actually I made an error: she has 7.") is None
+    True
     """
     body = text.lstrip()
     end = _OPENING_END.search(body, 0, OPENING_CHARS)
     opening = body[: end.start() + 1 if end is not None else min(len(body), OPENING_CHARS)]
     if end is None and len(body) > OPENING_CHARS:
         return None
-    if QUALIFIED.search(opening):
+    if QUALIFIED.search(opening) or _GUESS.search(opening) or _REVISED.search(body, len(opening)):
         return None
     phrase = _ANSWER_PHRASE.search(opening)
     if phrase is not None:
+        if not _names_a_choice(opening, phrase):
+            return None
         value = phrase_value(opening, phrase.end())
         if value is not None and (value_like(value) or _OPTION.fullmatch(value)):
             return value
@@ -247,4 +275,27 @@ def opening_answer(text: str) -> str | None:
     return None
 
 
-_OPTION = re.compile(r"\(?[A-Z]\)?(?:[,:]?\s+\w+)?")
+SHORT_REPLY_CHARS = 1500  # a reply this short that opens with its answer is an answer, then an explanation
+
+
+def first_answer(text: str) -> str | None:
+    """:func:`opening_answer` of a reply of at most :data:`SHORT_REPLY_CHARS`."""
+    return opening_answer(text) if len(text.strip()) <= SHORT_REPLY_CHARS else None
+
+
+# an opening that guesses ("I think the answer is 12", "Maybe it is 5?") states no answer
+_GUESS = re.compile(
+    r"\b(?:I think|I guess|I believe|I'd guess|maybe|perhaps|possibly|probably|might|could be|not sure"
+    r"|let me|let's|first|guess)\b|\?",
+    re.IGNORECASE,
+)
+# a reply that takes back or corrects what it said: its opening was not its answer
+_REVISED = re.compile(
+    r"\b(?:actually|wait|on second thought|correction|I made an? (?:error|mistake)|mistake|re-?calculat\w*"
+    r"|re-?comput\w*|re-?evaluat\w*|double[- ]count\w*|let me (?:check|re-?check|reconsider|redo)|instead"
+    r"|however)\b",
+    re.IGNORECASE,
+)
+
+
+_OPTION = re.compile(r"\(?[A-Z]\)?(?:[,:]?\s+\(?\w+\)?)?")
