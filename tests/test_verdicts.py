@@ -302,7 +302,10 @@ def test_numeric_check_in_the_worker() -> None:
     ("gold", "prediction", "expected"),
     [
         ("y = 2x + 1", "2x - y + 1 = 0", True),  # sides swapped and moved over
-        ("m\\ddot{x} + kx = 0", "\\ddot{x} = -\\frac{k}{m}x", True),  # divided through
+        ("m\\ddot{x} + kx = 0", "2m\\ddot{x} = -2kx", True),  # multiplied through by a constant
+        # divided by a variable: the other side may vanish with it (m = 0), so Math-Verify's solve decides
+        ("m\\ddot{x} + kx = 0", "\\ddot{x} = -\\frac{k}{m}x", None),
+        ("y = 2x", "xy = 2x^2", None),  # x y = 2 x^2 also holds at x = 0
         ("x = 3", "x = 3.0", True),
         ("y = 2x + 1", "y = 2x - 1", False),
         ("y = 2x", "z = 2x", False),  # a different unknown defined
@@ -316,7 +319,7 @@ def test_numeric_check_in_the_worker() -> None:
         (
             "ml\\ddot{\\theta}(t)-mg\\sin\\theta(t)=f(t)\\cos\\theta(t)",
             "\\ddot{\\theta}(t) = \\frac{g}{l}\\sin\\theta(t) + \\frac{f(t)\\cos\\theta(t)}{ml}",
-            True,
+            None,
         ),
         ("x^2 + y^2 = 1", "x^2 + y^2 = 2", None),  # no variable enters linearly: Math-Verify solves them
         # letters read as a product: solving for C finds only the factor C = 0, S finds S = L against A = M

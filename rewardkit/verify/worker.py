@@ -310,8 +310,9 @@ def _equation_verdict(gold: sympy.Eq, prediction: sympy.Eq) -> bool | None:
     (``d = a s + b``, ``a`` and ``b`` free of ``s``), each equation fixes ``s`` from the others: at random
     values of the others, the root of one side must be a root of the other, both ways (:func:`_same_roots`,
     for each such variable). ``False`` at the first point where it is not (relative to the size of the
-    terms), ``True`` after ``NUMERIC_AGREE`` points each way for every such variable, ``None`` (ask
-    Math-Verify, which solves them) when there is none or the points say nothing. An applied unknown
+    terms), ``True`` after ``NUMERIC_AGREE`` points each way for every such variable when one side is a
+    constant multiple of the other (:func:`_proportional`), ``None`` (ask Math-Verify, which solves them)
+    otherwise: no such variable, points that say nothing, or a factor that may vanish. An applied unknown
     function ``\\theta(t)`` is an unknown value here, the same on both sides; derivatives and the other
     ``_NOT_EVALUATED`` functions are left to Math-Verify.
     """
@@ -328,7 +329,27 @@ def _equation_verdict(gold: sympy.Eq, prediction: sympy.Eq) -> bool | None:
     verdicts = [_same_roots(sides, variable, slopes, symbols, rng) for variable, slopes in linear]
     if False in verdicts:
         return False
-    return True if all(verdicts) else None
+    if not all(verdicts):
+        return None
+    return True if _proportional(sides, symbols, rng) else None
+
+
+def _proportional(sides: list[Any], symbols: list[Any], rng: random.Random) -> bool:
+    """Is one side a constant multiple of the other (``d2 = c d1``, ``c`` not 0)? Roots that agree make
+    ``d2 / d1`` the ratio of the slopes; when that ratio holds a variable, the other equation has a branch
+    of its own where it vanishes (``x y = 2 x^2`` is ``y = 2x`` or ``x = 0``), which Math-Verify's solve
+    is asked about instead."""
+    ratios = []
+    for _ in range(NUMERIC_POINTS):
+        point = _random_point(rng, symbols)
+        a = complex(sides[0].evalf(30, subs=point))
+        b = complex(sides[1].evalf(30, subs=point))
+        if a == 0 or not (cmath.isfinite(a) and cmath.isfinite(b)):
+            continue
+        ratios.append(b / a)
+    if len(ratios) < NUMERIC_AGREE or ratios[0] == 0:
+        return False
+    return all(abs(r - ratios[0]) <= NUMERIC_TOLERANCE * abs(ratios[0]) for r in ratios)
 
 
 MAX_LINEAR_CHECKED = 4
