@@ -74,8 +74,8 @@ class MathEquivalence(Reward):
             ``float_rounding``, 0 to 15). At 6, the default, a decimal equals an exact value that agrees to
             six places and two decimals compare exactly; at any other value a decimal equals any number that
             rounds alike (``0.33`` is ``\\frac{1}{3}`` at 2), as Math-Verify rounds.
-        strict: ``False`` matches variables by position and lets a set equal a tuple (Math-Verify's
-            ``strict``: ``f(y)`` is ``f(x)``, ``x + 1`` is ``y + 1``); the default keeps names.
+        strict: ``False`` matches variables by position (Math-Verify's ``strict``: ``f(y)`` is ``f(x)``,
+            ``x + 1`` is ``y + 1``); the default keeps names.
         set_relations: ``True`` lets a relation equal a set (``-2 \\le x \\le 7`` is ``x \\in [-2, 7]``;
             Math-Verify's ``allow_set_relation_comp``); off by default.
         correct, wrong: what a right and a wrong answer are worth (1.0 and 0.0; DAPO: 1 and -1).

@@ -17,8 +17,8 @@ class Options(NamedTuple):
     """How two answers are compared: Math-Verify's ``verify`` options, under the math reward's names.
 
     ``precision``: decimal places to which a decimal is compared with an exact value (Math-Verify's
-    ``float_rounding``); ``strict``: variables matter and a set is not a tuple (``strict=False``: variables
-    are matched by position, ``f(y)`` is ``f(x)``); ``set_relations``: a relation may equal a set
+    ``float_rounding``); ``strict``: variable names matter (``strict=False``: variables are matched by
+    position, ``f(y)`` is ``f(x)``); ``set_relations``: a relation may equal a set
     (``-2 \\le x \\le 7`` is ``x \\in [-2, 7]``, Math-Verify's ``allow_set_relation_comp``). A verdict is
     a verdict under its options: every cache of verdicts keys on them (:meth:`key`).
     """
