@@ -29,7 +29,8 @@ def _tidy(value: str, *, equation: bool = False) -> str:
     quoted = _QUOTED.fullmatch(value)
     if quoted is not None:
         value = (quoted.group(1) or quoted.group(2)).strip()
-    value = _unwrap_math(value)
+    spans = _JOINED_SPANS.fullmatch(value)
+    value = re.sub(r"\$([^$]+)\$", r"\1", value) if spans is not None else _unwrap_math(value)
     if equation:  # "18 + 38 = 56" -> "56"; "The volume is 120" -> "120"
         value = _last_clause(value)
     return value.rstrip(".").strip().strip("*").strip()
@@ -38,8 +39,8 @@ def _tidy(value: str, *, equation: bool = False) -> str:
 def _last_clause(value: str) -> str:
     """What follows the last ``=`` or "is" outside brackets: the value a computation or a definition ends
     in (``18 + 38 = 56``, ``x = 18 + 38 = 56``, ``k = 5``, ``(x, y) = (1, 2)``, ``The volume is 120``).
-    Kept whole: a list of equations (``p=-1, p=2``) and one equation between expressions, which is itself
-    the answer (``x - 2y + z - 1 = 0``)."""
+    Kept whole: a list of equations (``p=-1, p=2``, ``x = 2 or x = 3``) and one equation between
+    expressions, which is itself the answer (``x - 2y + z - 1 = 0``)."""
     depth, cuts, comma = 0, [], -1
     for match in _CLAUSE_TOKEN.finditer(value):
         token = match.group(0)
@@ -54,10 +55,19 @@ def _last_clause(value: str) -> str:
                 cuts.append((match.start(), match.end(), token))
     if not cuts or comma >= 0 and comma < cuts[-1][1]:
         return value.strip()
+    joined = _JOINED.search(value, cuts[0][1])
+    if joined is not None and joined.start() < cuts[-1][0]:
+        return value.strip()  # "x = 2 or x = 3": equations joined as a solution set, kept whole
     start, end, token = cuts[-1]
     if len(cuts) == 1 and token != "is" and not _DEFINED.fullmatch(value[:start]):
         return value.strip()  # "x - 2y + z - 1 = 0": an equation, not a value
     return value[end:].strip()
+
+
+# "or"/"and" between two clauses, as a word or in \text{}
+_JOINED = re.compile(r"\\text\{\s*(?:or|and)\s*\}|\s(?:or|and)\s")
+# math spans joined by "or", "and" or commas ("$x = 2$ or $x = 3$"): one answer, the spans' contents
+_JOINED_SPANS = re.compile(r"\$([^$]+)\$((?:\s*(?:,|;|\bor\b|\band\b)\s*\$[^$]+\$)+)")
 
 
 # what the left side of "lhs = value" may be for the value alone to be the answer: a name (x, a_1, f(x),
