@@ -60,7 +60,8 @@ The rewards and what they read
   ``extract/segment.py`` the final segment, ``extract/containers.py`` ``<answer>`` blocks and boxes,
   ``extract/markers.py`` answer markers, ``extract/values.py`` a value out of text, ``extract/words.py``
   whole numbers in words (the one rule, for the comparison too)
-- ``choices.py``: multiple choice: options, letters and option texts on both sides
+- ``choices.py``: multiple choice: options, letters and option texts on both sides; ``yesno.py`` Yes/No
+  answered in words (a reply opening with Yes or No, a statement that implies one)
 - ``verify/``: the math verifier (the comparison rules, doctested): ``verify/normalise.py`` answer text to a
   canonical form, ``verify/fastpath.py`` exact decisions without SymPy, ``verify/guards.py`` answers refused
   before SymPy, ``verify/rows.py`` one row read (gold, answer, choice, fast paths and guards: a verdict or a
@@ -69,7 +70,8 @@ The rewards and what they read
   ``verify/__main__.py``) and its pebble pools, ``verify/plan.py`` which pairs go in a task, in what order,
   ``verify/tasks.py`` the tasks the host schedules, ``verify/lessons.py`` forms of answers taught to idle
   workers, ``verify/worker.py`` what runs in a worker, ``verify/latex.py`` latex2sympy as the workers run
-  it (faster, the same results)
+  it (faster, the same results), ``verify/options.py`` Math-Verify's verification options a verdict is
+  made under
 - ``judging/``: the judge's parts: ``judging/templates.py`` prompts and reading the score,
   ``judging/images.py`` images as ``data:`` URLs, ``judging/cache.py`` its verdict cache,
   ``judging/fence.py`` the completion and columns fenced as data, their markers neutralised,
