@@ -261,8 +261,9 @@ def numeric_verdict(gold: Any, prediction: Any, options: Options = DEFAULT_OPTIO
         return None
     try:
         gold, prediction = _defined_values(gold, prediction)
+        rng = random.Random(zlib.crc32(f"{gold}|{prediction}".encode()))
         if isinstance(gold, sympy.Eq) and isinstance(prediction, sympy.Eq):
-            return _equation_verdict(gold, prediction)
+            return _equation_verdict(gold, prediction, rng)
         if not (isinstance(gold, sympy.Expr) and isinstance(prediction, sympy.Expr)):
             return None
         if _a_name(gold, prediction) or _a_name(prediction, gold):
@@ -273,14 +274,8 @@ def numeric_verdict(gold: Any, prediction: Any, options: Options = DEFAULT_OPTIO
         for side in (gold, prediction):
             if side.atoms(AppliedUndef, *_NOT_EVALUATED):
                 return None  # f(x), derivatives, sums, piecewise and integer-valued functions: Math-Verify's
-        rng = random.Random(zlib.crc32(f"{gold}|{prediction}".encode()))
         agreed = 0
-        for _ in range(NUMERIC_POINTS):
-            point = _random_point(rng, symbols)
-            a = complex(gold.evalf(30, subs=point))
-            b = complex(prediction.evalf(30, subs=point))
-            if not (cmath.isfinite(a) and cmath.isfinite(b)):
-                continue
+        for a, b in _sampled(gold, prediction, symbols, rng):
             if abs(a - b) > NUMERIC_TOLERANCE * max(abs(a), abs(b)):  # relative; 0 only equals 0
                 return False
             agreed += 1
@@ -301,7 +296,7 @@ def _a_name(one: Any, other: Any) -> bool:
 MAX_EQUATION_SYMBOLS = 12  # an equation of motion names masses, lengths, angles, forces and their rates
 
 
-def _equation_verdict(gold: sympy.Eq, prediction: sympy.Eq) -> bool | None:
+def _equation_verdict(gold: sympy.Eq, prediction: sympy.Eq, rng: random.Random) -> bool | None:
     """Two equations have the same solutions (``\\frac{dy}{dx} = \\frac{2xy}{1+x^2}`` against
     ``(x^2+1)\\,\\frac{dy}{dx} = 2yx``, or ``m l \\ddot\\theta + m g \\sin\\theta = f`` against
     ``m l \\ddot\\theta - m g \\sin\\theta = f \\cos\\theta``)?
@@ -325,7 +320,6 @@ def _equation_verdict(gold: sympy.Eq, prediction: sympy.Eq) -> bool | None:
     linear = _shared_linear_symbols(sides[0], sides[1])
     if not linear:
         return None
-    rng = random.Random(zlib.crc32(f"{gold}|{prediction}".encode()))
     verdicts = [_same_roots(sides, variable, slopes, symbols, rng) for variable, slopes in linear]
     if False in verdicts:
         return False
@@ -339,14 +333,7 @@ def _proportional(sides: list[Any], symbols: list[Any], rng: random.Random) -> b
     ``d2 / d1`` the ratio of the slopes; when that ratio holds a variable, the other equation has a branch
     of its own where it vanishes (``x y = 2 x^2`` is ``y = 2x`` or ``x = 0``), which Math-Verify's solve
     is asked about instead."""
-    ratios = []
-    for _ in range(NUMERIC_POINTS):
-        point = _random_point(rng, symbols)
-        a = complex(sides[0].evalf(30, subs=point))
-        b = complex(sides[1].evalf(30, subs=point))
-        if a == 0 or not (cmath.isfinite(a) and cmath.isfinite(b)):
-            continue
-        ratios.append(b / a)
+    ratios = [b / a for a, b in _sampled(sides[0], sides[1], symbols, rng) if a != 0]
     if len(ratios) < NUMERIC_AGREE or ratios[0] == 0:
         return False
     return all(abs(r - ratios[0]) <= NUMERIC_TOLERANCE * abs(ratios[0]) for r in ratios)
@@ -400,6 +387,19 @@ def _opaque(expr: Any) -> Any:
     """``expr`` with each applied unknown function (``\\theta(t)``) as a variable of that name."""
     applied = expr.atoms(AppliedUndef)
     return expr.xreplace({f: sympy.Symbol(str(f)) for f in applied}) if applied else expr
+
+
+def _sampled(
+    first: Any, second: Any, symbols: list[Any], rng: random.Random
+) -> Iterator[tuple[complex, complex]]:
+    """The values of two expressions at ``NUMERIC_POINTS`` random points of ``symbols``, where both are
+    finite."""
+    for _ in range(NUMERIC_POINTS):
+        point = _random_point(rng, symbols)
+        a = complex(first.evalf(30, subs=point))
+        b = complex(second.evalf(30, subs=point))
+        if cmath.isfinite(a) and cmath.isfinite(b):
+            yield a, b
 
 
 def _random_point(rng: random.Random, symbols: list[Any]) -> dict[Any, Any]:
