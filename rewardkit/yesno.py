@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from rewardkit.extract.markers import TAKEN_BACK
+
 _SPACES = re.compile(r"\s+")
 _MATH_MARKS = re.compile(r"\$|\\[,;:! ]|\\left|\\right|\\text\s*\{([^{}]*)\}|\*\*")
 
@@ -29,10 +31,7 @@ def _plain(text: str) -> str:
 _LEADING_YES_NO = re.compile(r"""[\s*#"']*(yes|no)\b(?=[*"']*(?:\s*[,.!;:]|\s*$))""", re.IGNORECASE)
 
 
-_TAKEN_BACK = re.compile(
-    r"\b(?:actually|wait|however|on second thought|correction|let me (?:check|re-?check|reconsider))\b",
-    re.IGNORECASE,
-)
+_TAKEN_BACK = re.compile(rf"\b(?:{TAKEN_BACK})\b", re.IGNORECASE)
 
 
 def _leading_yes_no(text: str, options: Mapping[str, str]) -> str | None:

@@ -34,7 +34,7 @@ _ANSWER_LINE = re.compile(
 # ("the answer (arabic numerals) is"), a complement ("the answer to this problem is"), a hedge ("the answer
 # should be"); or "Answer: x", "**Final Answer:** x", "the correct option is (C)", "the best response is B".
 _ANSWER_PHRASE = re.compile(
-    r"\b(?:answers?|(?:correct|best|right)[ \t]+(?:option|choice|response))\b"
+    r"\b(?:answers?|(?:correct|best|right)[ \t]+(?P<noun>option|choice|response))\b"
     r"(?:[ \t]*\([^()\n]{1,40}\))?"
     r"(?:[ \t]+(?:to|for)[ \t]+[^.\n:=]{1,40}?)?"
     r"(?:[ \t]+(?:should|would|must|will|could|might|then|therefore|thus|here|now|finally|indeed|clearly"
@@ -142,14 +142,11 @@ def stated_answers(text: str) -> list[tuple[int, str]]:
     return found
 
 
-_CHOICE_NOUN = re.compile(r"\b(?:option|choice|response)\b", re.IGNORECASE)
-
-
 def _names_a_choice(text: str, phrase: re.Match[str]) -> bool:
     """Does an answer phrase name a value? "the best option/choice/response is" does only when an option or
     a value follows it (``(C)``, ``B (no)``, ``12 since ...``), never a course of action (``to multiply both
     sides by 3``); "the answer is" always does."""
-    if not _CHOICE_NOUN.search(phrase.group(0)):
+    if phrase.group("noun") is None:
         return True
     rest = text[phrase.end() : phrase.end() + 200].strip()
     stop = _SENTENCE_END.search(rest)
@@ -289,11 +286,12 @@ _GUESS = re.compile(
     r"|let me|let's|first|guess)\b|\?",
     re.IGNORECASE,
 )
+# words with which a reply takes back what it said (rewardkit.yesno: a Yes/No it opened with)
+TAKEN_BACK = r"actually|wait|however|on second thought|correction|let me (?:check|re-?check|reconsider)"
 # a reply that takes back or corrects what it said: its opening was not its answer
 _REVISED = re.compile(
-    r"\b(?:actually|wait|on second thought|correction|I made an? (?:error|mistake)|mistake|re-?calculat\w*"
-    r"|re-?comput\w*|re-?evaluat\w*|double[- ]count\w*|let me (?:check|re-?check|reconsider|redo)|instead"
-    r"|however)\b",
+    rf"\b(?:{TAKEN_BACK}|I made an? (?:error|mistake)|mistake|re-?calculat\w*|re-?comput\w*|re-?evaluat\w*"
+    r"|double[- ]count\w*|let me redo|instead)\b",
     re.IGNORECASE,
 )
 
